@@ -1,0 +1,224 @@
+/*
+ * ucoll: a collectives runtime on OpenUCX (UCP), bootstrapped through PMIx.
+ *
+ * This is the only header users include. Every function returns UCOLL_OK (0)
+ * or a negative UCOLL_ERR_* code; ucoll_strerror() turns a code into text.
+ * Counts are element counts of the given datatype.
+ *
+ * Threading: a context and everything made from it are used by one thread at
+ * a time. Several contexts may live in one process.
+ */
+#ifndef UCOLL_H
+#define UCOLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- status codes ------------------------------------------------------ */
+
+enum {
+    UCOLL_OK              = 0,
+    UCOLL_ERR_ARG         = -1, /* invalid argument (rank, root, count, type, op, buffer) */
+    UCOLL_ERR_NOMEM       = -2, /* out of memory */
+    UCOLL_ERR_TRUNCATE    = -3, /* message longer than the receive buffer */
+    UCOLL_ERR_TRANSPORT   = -4, /* UCX reported an error */
+    UCOLL_ERR_BOOTSTRAP   = -5, /* PMIx (or the launcher) is not reachable or failed */
+    UCOLL_ERR_TIMEOUT     = -6, /* an operation did not complete in time */
+    UCOLL_ERR_PEER        = -7, /* a peer process died or became unreachable */
+    UCOLL_ERR_UNSUPPORTED = -8  /* the operation or combination is not supported */
+};
+
+/* A static string describing status; never NULL, also for unknown codes. */
+const char *ucoll_strerror(int status);
+
+/* ---- datatypes and reduction ops -------------------------------------- */
+
+typedef enum {
+    UCOLL_BYTE, UCOLL_INT8, UCOLL_UINT8, UCOLL_INT16, UCOLL_UINT16,
+    UCOLL_INT32, UCOLL_UINT32, UCOLL_INT64, UCOLL_UINT64,
+    UCOLL_FLOAT16, UCOLL_BFLOAT16, UCOLL_FLOAT32, UCOLL_FLOAT64,
+    UCOLL_DTYPE_LAST
+} ucoll_dtype_t;
+
+typedef enum {
+    UCOLL_SUM, UCOLL_PROD, UCOLL_MIN, UCOLL_MAX, UCOLL_LAND, UCOLL_LOR,
+    UCOLL_LXOR, UCOLL_BAND, UCOLL_BOR, UCOLL_BXOR,
+    UCOLL_OP_LAST
+} ucoll_op_t;
+
+/* Size in bytes of one element of dt; 0 for an invalid datatype. */
+size_t ucoll_dtype_size(ucoll_dtype_t dt);
+
+/* Passed as the send buffer of a collective where MPI allows MPI_IN_PLACE. */
+#define UCOLL_IN_PLACE   ((void *)(intptr_t)1)
+#define UCOLL_ANY_SOURCE (-1)
+#define UCOLL_ANY_TAG    (-1)
+
+/* Largest tag a user may pass (tags are 0..UCOLL_TAG_UB). */
+#define UCOLL_TAG_UB     0x3fffffff
+
+/* ---- life cycle -------------------------------------------------------- */
+
+typedef struct ucoll_ctx  ucoll_ctx_t;
+typedef struct ucoll_comm ucoll_comm_t;
+typedef struct ucoll_req  ucoll_req_t;
+
+/*
+ * Bootstrap through PMIx (or run as a singleton of size 1 when the process
+ * was started without any launcher), create the UCP context and worker and
+ * exchange worker addresses. On success *ctx holds a context that the caller
+ * releases with ucoll_finalize(). On failure *ctx is untouched and the error
+ * (UCOLL_ERR_BOOTSTRAP, UCOLL_ERR_TRANSPORT, UCOLL_ERR_NOMEM) has been
+ * explained on stderr.
+ */
+int  ucoll_init(ucoll_ctx_t **ctx);
+
+/*
+ * Flush and close every endpoint, free every communicator, destroy the UCP
+ * worker and context and finalize PMIx. Outstanding requests are cancelled.
+ */
+int  ucoll_finalize(ucoll_ctx_t *ctx);
+
+/* The communicator of all ranks of the job; owned by the context. */
+ucoll_comm_t *ucoll_comm_world(ucoll_ctx_t *ctx);
+int  ucoll_comm_rank(const ucoll_comm_t *comm);
+int  ucoll_comm_size(const ucoll_comm_t *comm);
+
+/*
+ * Collective over comm: ranks with the same color form a new communicator,
+ * ordered by (key, rank in comm). color < 0 leaves the rank out: *out = NULL.
+ * The new communicator is freed with ucoll_comm_free().
+ */
+int  ucoll_comm_split(ucoll_comm_t *comm, int color, int key, ucoll_comm_t **out);
+
+/* Free a communicator made by ucoll_comm_split (not the world). Local. */
+int  ucoll_comm_free(ucoll_comm_t *comm);
+
+/* One pass of the progress engine: drives UCX and completes requests. */
+int  ucoll_progress(ucoll_ctx_t *ctx);
+
+/* ---- point to point ---------------------------------------------------- */
+
+typedef struct {
+    int    source; /* rank in the communicator that sent the message */
+    int    tag;
+    size_t bytes;  /* size of the message as sent (also when truncated) */
+    int    error;  /* UCOLL_OK or the request's error */
+} ucoll_status_t;
+
+int ucoll_isend(const void *buf, size_t count, ucoll_dtype_t dt, int dst, int tag,
+                ucoll_comm_t *comm, ucoll_req_t **req);
+int ucoll_irecv(void *buf, size_t count, ucoll_dtype_t dt, int src, int tag,
+                ucoll_comm_t *comm, ucoll_req_t **req);
+int ucoll_send(const void *buf, size_t count, ucoll_dtype_t dt, int dst, int tag,
+               ucoll_comm_t *comm);
+/* status may be NULL */
+int ucoll_recv(void *buf, size_t count, ucoll_dtype_t dt, int src, int tag,
+               ucoll_comm_t *comm, ucoll_status_t *status);
+/* *done = 1 when complete; then the request is freed and its error returned. */
+int ucoll_test(ucoll_req_t *req, int *done, ucoll_status_t *status);
+/* Waits for completion, frees req and returns its error. */
+int ucoll_wait(ucoll_req_t *req, ucoll_status_t *status);
+/* Waits for all n requests (NULL entries are skipped), frees them and sets
+ * each entry to NULL; returns the first error met. */
+int ucoll_waitall(size_t n, ucoll_req_t **reqs);
+
+/* ---- collectives ------------------------------------------------------- */
+/* Semantics follow MPI's: root-only arguments, UCOLL_IN_PLACE rules,
+ * displacements in elements, rank order in gathered buffers, exscan leaves
+ * rank 0's buffer untouched. Every rank calls the same collectives in the
+ * same order. */
+
+int ucoll_barrier(ucoll_comm_t *comm);
+int ucoll_bcast(void *buf, size_t count, ucoll_dtype_t dt, int root, ucoll_comm_t *comm);
+int ucoll_reduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,
+                 int root, ucoll_comm_t *comm);
+int ucoll_allreduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,
+                    ucoll_comm_t *comm);
+int ucoll_gather(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, int root,
+                 ucoll_comm_t *comm);
+int ucoll_gatherv(const void *sbuf, size_t scount, void *rbuf, const size_t *rcounts,
+                  const size_t *displs, ucoll_dtype_t dt, int root, ucoll_comm_t *comm);
+int ucoll_scatter(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, int root,
+                  ucoll_comm_t *comm);
+int ucoll_scatterv(const void *sbuf, const size_t *scounts, const size_t *displs, void *rbuf,
+                   size_t rcount, ucoll_dtype_t dt, int root, ucoll_comm_t *comm);
+int ucoll_allgather(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt,
+                    ucoll_comm_t *comm);
+int ucoll_allgatherv(const void *sbuf, size_t scount, void *rbuf, const size_t *rcounts,
+                     const size_t *displs, ucoll_dtype_t dt, ucoll_comm_t *comm);
+int ucoll_alltoall(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt,
+                   ucoll_comm_t *comm);
+int ucoll_alltoallv(const void *sbuf, const size_t *scounts, const size_t *sdispls, void *rbuf,
+                    const size_t *rcounts, const size_t *rdispls, ucoll_dtype_t dt,
+                    ucoll_comm_t *comm);
+int ucoll_reduce_scatter_block(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt,
+                               ucoll_op_t op, ucoll_comm_t *comm);
+int ucoll_reduce_scatter(const void *sbuf, void *rbuf, const size_t *rcounts, ucoll_dtype_t dt,
+                         ucoll_op_t op, ucoll_comm_t *comm);
+int ucoll_scan(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,
+               ucoll_comm_t *comm);
+int ucoll_exscan(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,
+                 ucoll_comm_t *comm);
+
+/* Nonblocking twins: same arguments plus the request, completed by
+ * ucoll_test/ucoll_wait. Buffers must stay valid until completion. */
+int ucoll_ibarrier(ucoll_comm_t *comm, ucoll_req_t **req);
+int ucoll_ibcast(void *buf, size_t count, ucoll_dtype_t dt, int root, ucoll_comm_t *comm,
+                 ucoll_req_t **req);
+int ucoll_ireduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,
+                  int root, ucoll_comm_t *comm, ucoll_req_t **req);
+int ucoll_iallreduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt,
+                     ucoll_op_t op, ucoll_comm_t *comm, ucoll_req_t **req);
+int ucoll_igather(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, int root,
+                  ucoll_comm_t *comm, ucoll_req_t **req);
+int ucoll_igatherv(const void *sbuf, size_t scount, void *rbuf, const size_t *rcounts,
+                   const size_t *displs, ucoll_dtype_t dt, int root, ucoll_comm_t *comm,
+                   ucoll_req_t **req);
+int ucoll_iscatter(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, int root,
+                   ucoll_comm_t *comm, ucoll_req_t **req);
+int ucoll_iscatterv(const void *sbuf, const size_t *scounts, const size_t *displs, void *rbuf,
+                    size_t rcount, ucoll_dtype_t dt, int root, ucoll_comm_t *comm,
+                    ucoll_req_t **req);
+int ucoll_iallgather(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt,
+                     ucoll_comm_t *comm, ucoll_req_t **req);
+int ucoll_iallgatherv(const void *sbuf, size_t scount, void *rbuf, const size_t *rcounts,
+                      const size_t *displs, ucoll_dtype_t dt, ucoll_comm_t *comm,
+                      ucoll_req_t **req);
+int ucoll_ialltoall(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt,
+                    ucoll_comm_t *comm, ucoll_req_t **req);
+int ucoll_ialltoallv(const void *sbuf, const size_t *scounts, const size_t *sdispls,
+                     void *rbuf, const size_t *rcounts, const size_t *rdispls,
+                     ucoll_dtype_t dt, ucoll_comm_t *comm, ucoll_req_t **req);
+int ucoll_ireduce_scatter_block(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt,
+                                ucoll_op_t op, ucoll_comm_t *comm, ucoll_req_t **req);
+int ucoll_ireduce_scatter(const void *sbuf, void *rbuf, const size_t *rcounts,
+                          ucoll_dtype_t dt, ucoll_op_t op, ucoll_comm_t *comm,
+                          ucoll_req_t **req);
+int ucoll_iscan(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,
+                ucoll_comm_t *comm, ucoll_req_t **req);
+int ucoll_iexscan(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,
+                  ucoll_comm_t *comm, ucoll_req_t **req);
+
+/* ---- introspection ----------------------------------------------------- */
+
+/* Version string of ucoll ("0.1.0"). */
+const char *ucoll_version(void);
+
+/* Number of ranks on this node and this rank's index among them. */
+int ucoll_local_rank(const ucoll_ctx_t *ctx);
+int ucoll_local_size(const ucoll_ctx_t *ctx);
+
+/* Names of the UCX transports used to reach the given world rank, e.g.
+ * "posix/memory cma/memory" (connects the endpoint if needed). Writes at most
+ * len bytes including the terminating zero. */
+int ucoll_peer_transports(ucoll_ctx_t *ctx, int world_rank, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* UCOLL_H */

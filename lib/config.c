@@ -1,0 +1,297 @@
+#include "config.h"
+#include "log.h"
+#include "ucoll.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern char **environ;
+
+static const char *coll_names[UCOLL_COLL_LAST] = {
+    "barrier", "bcast", "reduce", "allreduce", "gather", "gatherv", "scatter", "scatterv",
+    "allgather", "allgatherv", "alltoall", "alltoallv", "reduce_scatter_block",
+    "reduce_scatter", "scan", "exscan"};
+
+const char *ucoll__coll_name(ucoll_coll_t coll)
+{
+    return (coll < UCOLL_COLL_LAST) ? coll_names[coll] : "?";
+}
+
+typedef enum { CFG_INT, CFG_UINT, CFG_SIZE, CFG_BOOL, CFG_ENUM, CFG_DOUBLE, CFG_STRING } cfg_type_t;
+
+typedef struct {
+    const char  *name;    /* without the UCOLL_ prefix */
+    cfg_type_t   type;
+    const char  *dflt;
+    const char  *help;
+    size_t       offset;  /* into ucoll_config_t */
+    const char **values;  /* CFG_ENUM: NULL-terminated names, index = value */
+} cfg_row_t;
+
+static const char *log_levels[] = {"error", "warn", "info", "debug", "trace", NULL};
+static const char *modex_names[] = {"fence", "direct", NULL};
+static const char *boot_names[] = {"auto", "pmix", "singleton", NULL};
+static const char *wait_names[] = {"spin", "block", "hybrid", NULL};
+static const char *rndv_names[] = {"auto", "tag", "am", "get", NULL};
+
+#define OFF(_f) offsetof(ucoll_config_t, _f)
+#define ALGO_ROW(_c, _lc)                                                      \
+    {#_c "_ALGO", CFG_STRING, "",                                              \
+     "force the " _lc " algorithm by id (ucoll_info -a lists them); empty: model", \
+     OFF(algo[UCOLL_COLL_##_c]), NULL}
+
+static const cfg_row_t cfg_table[] = {
+    {"LOG_LEVEL", CFG_ENUM, "warn", "log level: error, warn, info, debug, trace",
+     OFF(log_level), log_levels},
+    {"BOOTSTRAP", CFG_ENUM, "auto",
+     "auto (PMIx when started by a launcher, else a singleton of size 1), pmix, singleton",
+     OFF(bootstrap), boot_names},
+    {"MODEX", CFG_ENUM, "fence",
+     "address exchange: fence (all at init) or direct (fetch a peer's on first use)",
+     OFF(modex), modex_names},
+    {"EAGER_LIMIT", CFG_SIZE, "8k", "largest message sent eagerly; larger go rendezvous",
+     OFF(eager_limit), NULL},
+    {"EAGER_CREDITS", CFG_SIZE, "256k",
+     "eager bytes a sender may have unconsumed at one receiver before it falls back to rendezvous",
+     OFF(eager_credits), NULL},
+    {"RNDV_MODE", CFG_ENUM, "auto",
+     "rendezvous payload mechanism: auto, tag (tagged transfer), am (AM rendezvous), get (RMA get)",
+     OFF(rndv_mode), rndv_names},
+    {"WAIT", CFG_ENUM, "hybrid",
+     "waiting: spin (busy poll), block (sleep on the worker fd), hybrid (spin, then sleep)",
+     OFF(wait_mode), wait_names},
+    {"SPIN_COUNT", CFG_UINT, "1000", "progress polls before a hybrid wait sleeps",
+     OFF(spin_count), NULL},
+    {"STATS", CFG_BOOL, "0", "print per-rank message counters at finalize", OFF(stats), NULL},
+    {"TIMEOUT", CFG_DOUBLE, "0",
+     "seconds a blocking wait may last before UCOLL_ERR_TIMEOUT; 0 = no limit", OFF(timeout),
+     NULL},
+    {"SEGMENT_SIZE", CFG_SIZE, "0", "segment size of pipelined algorithms; 0 = from the model",
+     OFF(seg_size), NULL},
+    {"RADIX", CFG_UINT, "0", "radix of k-nomial and k-chain algorithms; 0 = from the model",
+     OFF(radix), NULL},
+    {"TUNE_FILE", CFG_STRING, "",
+     "file of selection rules 'op:lo-hi:@algo' overriding the model", OFF(tune_file), NULL},
+    ALGO_ROW(BARRIER, "barrier"),
+    ALGO_ROW(BCAST, "bcast"),
+    ALGO_ROW(REDUCE, "reduce"),
+    ALGO_ROW(ALLREDUCE, "allreduce"),
+    ALGO_ROW(GATHER, "gather"),
+    ALGO_ROW(GATHERV, "gatherv"),
+    ALGO_ROW(SCATTER, "scatter"),
+    ALGO_ROW(SCATTERV, "scatterv"),
+    ALGO_ROW(ALLGATHER, "allgather"),
+    ALGO_ROW(ALLGATHERV, "allgatherv"),
+    ALGO_ROW(ALLTOALL, "alltoall"),
+    ALGO_ROW(ALLTOALLV, "alltoallv"),
+    ALGO_ROW(REDUCE_SCATTER_BLOCK, "reduce_scatter_block"),
+    ALGO_ROW(REDUCE_SCATTER, "reduce_scatter"),
+    ALGO_ROW(SCAN, "scan"),
+    ALGO_ROW(EXSCAN, "exscan"),
+};
+
+/* The algorithm rows were written in ucoll_coll_t order; keep them so. */
+_Static_assert(sizeof(cfg_table) / sizeof(cfg_table[0]) == 13 + UCOLL_COLL_LAST,
+               "one ALGO row per collective");
+
+#define NROWS (sizeof(cfg_table) / sizeof(cfg_table[0]))
+
+static const char *type_names[] = {"int", "uint", "size", "bool", "enum", "double", "string"};
+
+int ucoll__parse_size(const char *s, size_t *out_p)
+{
+    char *end;
+    unsigned long long v;
+
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno || end == s || s[0] == '-') {
+        return -1;
+    }
+    switch (tolower((unsigned char)*end)) {
+    case 'k': v <<= 10; end++; break;
+    case 'm': v <<= 20; end++; break;
+    case 'g': v <<= 30; end++; break;
+    default: break;
+    }
+    if (*end == 'b' || *end == 'B') {
+        end++;
+    }
+    if (*end != '\0') {
+        return -1;
+    }
+    *out_p = (size_t)v;
+    return 0;
+}
+
+static int parse_value(const cfg_row_t *row, const char *s, void *field)
+{
+    char *end;
+    long long iv;
+    size_t sz;
+    double dv;
+    int i;
+
+    switch (row->type) {
+    case CFG_INT:
+    case CFG_UINT:
+        errno = 0;
+        iv = strtoll(s, &end, 10);
+        if (errno || end == s || *end || (row->type == CFG_UINT && (iv < 0 || iv > 0xffffffffLL)) ||
+            (row->type == CFG_INT && (iv < -0x80000000LL || iv > 0x7fffffffLL))) {
+            return -1;
+        }
+        if (row->type == CFG_INT) {
+            *(int *)field = (int)iv;
+        } else {
+            *(unsigned *)field = (unsigned)iv;
+        }
+        return 0;
+    case CFG_SIZE:
+        if (ucoll__parse_size(s, &sz)) {
+            return -1;
+        }
+        *(size_t *)field = sz;
+        return 0;
+    case CFG_BOOL:
+        if (!strcmp(s, "1") || !strcasecmp(s, "y") || !strcasecmp(s, "yes") ||
+            !strcasecmp(s, "true") || !strcasecmp(s, "on")) {
+            *(int *)field = 1;
+        } else if (!strcmp(s, "0") || !strcasecmp(s, "n") || !strcasecmp(s, "no") ||
+                   !strcasecmp(s, "false") || !strcasecmp(s, "off")) {
+            *(int *)field = 0;
+        } else {
+            return -1;
+        }
+        return 0;
+    case CFG_ENUM:
+        for (i = 0; row->values[i]; i++) {
+            if (!strcasecmp(s, row->values[i])) {
+                *(int *)field = i;
+                return 0;
+            }
+        }
+        return -1;
+    case CFG_DOUBLE:
+        errno = 0;
+        dv = strtod(s, &end);
+        if (errno || end == s || *end || dv < 0) {
+            return -1;
+        }
+        *(double *)field = dv;
+        return 0;
+    case CFG_STRING:
+        free(*(char **)field);
+        *(char **)field = s[0] ? strdup(s) : NULL;
+        return 0;
+    }
+    return -1;
+}
+
+static void expected(const cfg_row_t *row, char *buf, size_t len)
+{
+    size_t n = 0;
+    int i;
+
+    if (row->type != CFG_ENUM) {
+        snprintf(buf, len, "%s", type_names[row->type]);
+        return;
+    }
+    buf[0] = '\0';
+    for (i = 0; row->values[i] && n < len; i++) {
+        n += snprintf(buf + n, len - n, "%s%s", i ? "|" : "", row->values[i]);
+    }
+}
+
+int ucoll__config_read(ucoll_config_t *cfg)
+{
+    char name[128], want[128];
+    const char *val;
+    char **env;
+    size_t i, plen;
+    int ok;
+
+    memset(cfg, 0, sizeof(*cfg));
+    for (i = 0; i < NROWS; i++) {
+        if (parse_value(&cfg_table[i], cfg_table[i].dflt, (char *)cfg + cfg_table[i].offset)) {
+            ucoll_error("internal: bad default for UCOLL_%s", cfg_table[i].name);
+            return UCOLL_ERR_ARG;
+        }
+    }
+    for (i = 0; i < NROWS; i++) {
+        snprintf(name, sizeof(name), "UCOLL_%s", cfg_table[i].name);
+        val = getenv(name);
+        if (val == NULL) {
+            continue;
+        }
+        if (parse_value(&cfg_table[i], val, (char *)cfg + cfg_table[i].offset)) {
+            expected(&cfg_table[i], want, sizeof(want));
+            ucoll_error("%s='%s' is not a valid value (expected %s)", name, val, want);
+            ucoll__config_release(cfg);
+            return UCOLL_ERR_ARG;
+        }
+    }
+    /* warn about typos: UCOLL_* variables that no row declares */
+    for (env = environ; *env; env++) {
+        if (strncmp(*env, "UCOLL_", 6)) {
+            continue;
+        }
+        ok = 0;
+        for (i = 0; i < NROWS && !ok; i++) {
+            plen = strlen(cfg_table[i].name);
+            ok = !strncmp(*env + 6, cfg_table[i].name, plen) && (*env)[6 + plen] == '=';
+        }
+        if (!ok) {
+            ucoll_warn("unknown setting %.*s ignored (ucoll_info -c lists them)",
+                       (int)strcspn(*env, "="), *env);
+        }
+    }
+    return UCOLL_OK;
+}
+
+void ucoll__config_release(ucoll_config_t *cfg)
+{
+    size_t i;
+
+    for (i = 0; i < NROWS; i++) {
+        if (cfg_table[i].type == CFG_STRING) {
+            char **s = (char **)((char *)cfg + cfg_table[i].offset);
+            free(*s);
+            *s = NULL;
+        }
+    }
+}
+
+static void format_value(const cfg_row_t *row, const void *field, char *buf, size_t len)
+{
+    switch (row->type) {
+    case CFG_INT: snprintf(buf, len, "%d", *(const int *)field); break;
+    case CFG_UINT: snprintf(buf, len, "%u", *(const unsigned *)field); break;
+    case CFG_SIZE: snprintf(buf, len, "%zu", *(const size_t *)field); break;
+    case CFG_BOOL: snprintf(buf, len, "%d", *(const int *)field); break;
+    case CFG_ENUM: snprintf(buf, len, "%s", row->values[*(const int *)field]); break;
+    case CFG_DOUBLE: snprintf(buf, len, "%g", *(const double *)field); break;
+    case CFG_STRING:
+        snprintf(buf, len, "%s", *(char *const *)field ? *(char *const *)field : "");
+        break;
+    }
+}
+
+void ucoll__config_print(FILE *out, const ucoll_config_t *cfg)
+{
+    char want[128], cur[256];
+    size_t i;
+
+    for (i = 0; i < NROWS; i++) {
+        const cfg_row_t *row = &cfg_table[i];
+        expected(row, want, sizeof(want));
+        fprintf(out, "UCOLL_%-24s %-22s default '%s'", row->name, want, row->dflt);
+        if (cfg) {
+            format_value(row, (const char *)cfg + row->offset, cur, sizeof(cur));
+            fprintf(out, ", now '%s'", cur);
+        }
+        fprintf(out, "\n    %s\n", row->help);
+    }
+}

@@ -1,0 +1,213 @@
+/*
+ * The context: ucoll_init brings up, in order, the settings, the bootstrap,
+ * UCX, the point-to-point engine, the collective executor and the world
+ * communicator; ucoll_finalize takes them down in reverse.
+ */
+#include "core.h"
+#include "dtype.h"
+#include "progress/net.h"
+#include "progress/p2p.h"
+#include "progress/request.h"
+#include "progress/sched.h"
+#include "transport/bootstrap.h"
+#include "transport/tl.h"
+#include "ucoll_version.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *ucoll_strerror(int status)
+{
+    switch (status) {
+    case UCOLL_OK: return "success";
+    case UCOLL_ERR_ARG: return "invalid argument";
+    case UCOLL_ERR_NOMEM: return "out of memory";
+    case UCOLL_ERR_TRUNCATE: return "message truncated: longer than the receive buffer";
+    case UCOLL_ERR_TRANSPORT: return "transport (UCX) error";
+    case UCOLL_ERR_BOOTSTRAP: return "bootstrap (PMIx) error";
+    case UCOLL_ERR_TIMEOUT: return "timed out";
+    case UCOLL_ERR_PEER: return "peer process failed or is unreachable";
+    case UCOLL_ERR_UNSUPPORTED: return "operation not supported";
+    default: return "unknown status code";
+    }
+}
+
+const char *ucoll_version(void)
+{
+    return UCOLL_VERSION;
+}
+
+int ucoll_local_rank(const ucoll_ctx_t *ctx)
+{
+    return ctx->boot ? ctx->boot->local_rank : 0;
+}
+
+int ucoll_local_size(const ucoll_ctx_t *ctx)
+{
+    return ctx->boot ? ctx->boot->local_size : 1;
+}
+
+/* Settings and the state every kind of context shares. */
+static int ctx_alloc(ucoll_ctx_t **ctx_p)
+{
+    ucoll_ctx_t *ctx = calloc(1, sizeof(*ctx));
+    int status;
+
+    if (ctx == NULL) {
+        return UCOLL_ERR_NOMEM;
+    }
+    status = ucoll__config_read(&ctx->cfg);
+    if (status != UCOLL_OK) {
+        free(ctx);
+        return status;
+    }
+    ucoll__log_level = ctx->cfg.log_level;
+    ucoll_list_init(&ctx->comms);
+    ucoll_list_init(&ctx->req_free);
+    ucoll_list_init(&ctx->req_chunks);
+    *ctx_p = ctx;
+    return UCOLL_OK;
+}
+
+static void ctx_free(ucoll_ctx_t *ctx)
+{
+    ucoll__req_pool_cleanup(ctx);
+    ucoll__config_release(&ctx->cfg);
+    free(ctx);
+}
+
+/* Free every communicator, the world last. */
+static void ctx_free_comms(ucoll_ctx_t *ctx)
+{
+    ucoll_list_t *pos, *tmp;
+
+    ucoll_list_for_each_safe(pos, tmp, &ctx->comms) {
+        ucoll_comm_t *comm = ucoll_container_of(pos, ucoll_comm_t, link);
+        if (comm != ctx->world) {
+            ucoll_debug("communicator %u was not freed by the user; freeing it", comm->id);
+            ucoll__comm_destroy(comm);
+        }
+    }
+    if (ctx->world) {
+        ucoll__comm_destroy(ctx->world);
+        ctx->world = NULL;
+    }
+}
+
+int ucoll_init(ucoll_ctx_t **ctx_p)
+{
+    ucoll_ctx_t *ctx;
+    int status;
+
+    if (ctx_p == NULL) {
+        return UCOLL_ERR_ARG;
+    }
+    status = ctx_alloc(&ctx);
+    if (status != UCOLL_OK) {
+        return status;
+    }
+    status = ucoll__boot_init(&ctx->cfg, &ctx->boot);
+    if (status != UCOLL_OK) {
+        goto err_free_ctx;
+    }
+    ctx->rank = ctx->boot->rank;
+    ctx->size = ctx->boot->size;
+    ucoll__log_rank = ctx->rank;
+    ucoll_debug("bootstrap %s: rank %d of %d, local %d of %d, node %d", ctx->boot->name,
+                ctx->rank, ctx->size, ctx->boot->local_rank, ctx->boot->local_size,
+                ctx->boot->node_id);
+
+    status = ucoll__tl_init(ctx);
+    if (status != UCOLL_OK) {
+        goto err_boot;
+    }
+    status = ucoll__p2p_init(ctx);
+    if (status != UCOLL_OK) {
+        goto err_tl;
+    }
+    ctx->net = &ucoll__net_ucx;
+    status = ucoll__exec_init(ctx);
+    if (status != UCOLL_OK) {
+        goto err_p2p;
+    }
+    status = ucoll__comm_create_world(ctx);
+    if (status != UCOLL_OK) {
+        goto err_exec;
+    }
+    *ctx_p = ctx;
+    return UCOLL_OK;
+
+err_exec:
+    ucoll__exec_cleanup(ctx);
+err_p2p:
+    ucoll__p2p_cleanup(ctx);
+err_tl:
+    ucoll__tl_cleanup(ctx);
+err_boot:
+    ctx->boot->ops->finalize(ctx->boot);
+err_free_ctx:
+    ctx_free(ctx);
+    return status;
+}
+
+int ucoll_finalize(ucoll_ctx_t *ctx)
+{
+    int status;
+
+    if (ctx == NULL || ctx->boot == NULL) {
+        return UCOLL_ERR_ARG;
+    }
+    ctx->finalizing = 1;
+    ctx_free_comms(ctx);
+    ucoll__exec_cleanup(ctx);
+    ucoll__p2p_cleanup(ctx);
+    /* every rank has flushed its sends before anyone closes an endpoint */
+    status = ucoll__boot_barrier(ctx->boot);
+    ucoll__tl_cleanup(ctx);
+    ctx->boot->ops->finalize(ctx->boot);
+    ctx_free(ctx);
+    return status;
+}
+
+int ucoll__ctx_create_sim(int rank, int size, const ucoll_net_ops_t *net, void *net_priv,
+                          ucoll_ctx_t **ctx_p)
+{
+    ucoll_ctx_t *ctx;
+    int status;
+
+    if (rank < 0 || size < 1 || rank >= size || net == NULL) {
+        return UCOLL_ERR_ARG;
+    }
+    status = ctx_alloc(&ctx);
+    if (status != UCOLL_OK) {
+        return status;
+    }
+    ctx->rank = rank;
+    ctx->size = size;
+    ctx->net = net;
+    ctx->net_priv = net_priv;
+    status = ucoll__exec_init(ctx);
+    if (status != UCOLL_OK) {
+        goto err_free_ctx;
+    }
+    status = ucoll__comm_create_world(ctx);
+    if (status != UCOLL_OK) {
+        goto err_exec;
+    }
+    *ctx_p = ctx;
+    return UCOLL_OK;
+
+err_exec:
+    ucoll__exec_cleanup(ctx);
+err_free_ctx:
+    ctx_free(ctx);
+    return status;
+}
+
+void ucoll__ctx_destroy_sim(ucoll_ctx_t *ctx)
+{
+    ctx->finalizing = 1;
+    ctx_free_comms(ctx);
+    ucoll__exec_cleanup(ctx);
+    ctx_free(ctx);
+}

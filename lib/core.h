@@ -1,0 +1,98 @@
+/*
+ * The context and the communicator: the objects every layer shares.
+ * Nothing in ucoll is global; everything hangs off a ucoll_ctx_t.
+ *
+ * Layers (dependencies point one way): lib/algos -> lib/progress ->
+ * lib/transport. Files at lib/ top level (context, comm, config, log,
+ * datatypes, ops) may be used by all of them.
+ */
+#ifndef UCOLL_CORE_H
+#define UCOLL_CORE_H
+
+#include "ucoll.h"
+#include "config.h"
+#include "list.h"
+#include "log.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+struct ucoll_boot;
+struct ucoll_tl;
+struct ucoll_p2p;
+struct ucoll_exec;
+struct ucoll_net_ops;
+
+/* Matching spaces: every communicator has two, so that collective traffic
+ * never matches a user's point-to-point receive. The wire carries
+ * ctx_id = comm->id * 2 + space. */
+enum { UCOLL_SPACE_P2P = 0, UCOLL_SPACE_COLL = 1 };
+
+/*
+ * A communicator. The world is created by the context and freed with it;
+ * others come from ucoll_comm_split and are freed by ucoll_comm_free (and,
+ * if the user forgot, at finalize).
+ */
+struct ucoll_comm {
+    ucoll_ctx_t  *ctx;
+    uint32_t      id;       /* unique among this process's communicators */
+    int           rank;     /* this process's rank in the communicator */
+    int           size;
+    int          *world;    /* world rank of each rank; NULL for the world itself */
+    uint32_t      coll_seq; /* collective calls so far: the tag of the next one */
+    ucoll_list_t  link;     /* in ctx->comms */
+};
+
+/* World rank of rank r of comm. */
+static inline int ucoll__comm_world_rank(const ucoll_comm_t *comm, int r)
+{
+    return comm->world ? comm->world[r] : r;
+}
+
+/*
+ * The context. Created by ucoll_init (PMIx + UCX) or, for the simulator, by
+ * ucoll__ctx_create_sim (no PMIx, no UCX: a simulated network). Freed by
+ * ucoll_finalize / ucoll__ctx_destroy_sim, which release everything below.
+ */
+struct ucoll_ctx {
+    ucoll_config_t               cfg;
+    int                          rank, size;  /* in the job */
+    struct ucoll_boot           *boot;        /* NULL when simulated */
+    struct ucoll_tl             *tl;          /* UCX state; NULL when simulated */
+    struct ucoll_p2p            *p2p;         /* matching engine and protocols */
+    const struct ucoll_net_ops  *net;         /* how schedules reach point-to-point */
+    void                        *net_priv;    /* the net's own state */
+    struct ucoll_exec           *exec;        /* collective executor state */
+    ucoll_comm_t                *world;
+    ucoll_list_t                 comms;       /* every live communicator, world first */
+    uint32_t                     next_comm_id;
+    ucoll_list_t                 req_free;    /* request pool: free list */
+    ucoll_list_t                 req_chunks;  /* request pool: allocated chunks */
+    size_t                       req_outstanding;
+    int                          finalizing;
+};
+
+/* Create the world communicator of ctx (rank, size already set). */
+int  ucoll__comm_create_world(ucoll_ctx_t *ctx);
+/* Create a communicator from a list of world ranks (this process included);
+ * id must be agreed by all members. */
+int  ucoll__comm_create(ucoll_ctx_t *ctx, uint32_t id, int rank, int size,
+                        const int *world_ranks, ucoll_comm_t **comm_p);
+void ucoll__comm_destroy(ucoll_comm_t *comm);
+
+/* Simulated context: rank r of size, with the given network; used by
+ * ucoll_sim and unit tests. No PMIx, no UCX. */
+int  ucoll__ctx_create_sim(int rank, int size, const struct ucoll_net_ops *net,
+                           void *net_priv, ucoll_ctx_t **ctx_p);
+void ucoll__ctx_destroy_sim(ucoll_ctx_t *ctx);
+
+/* Argument checks shared by every API entry point: they log the reason at
+ * debug level and return UCOLL_ERR_ARG. */
+int ucoll__check_comm(const ucoll_comm_t *comm);
+int ucoll__check_dtype(ucoll_dtype_t dt);
+int ucoll__check_buf(const void *buf, size_t count, const char *what);
+
+#define UCOLL_MIN(_a, _b) ((_a) < (_b) ? (_a) : (_b))
+#define UCOLL_MAX(_a, _b) ((_a) > (_b) ? (_a) : (_b))
+
+#endif

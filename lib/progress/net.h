@@ -1,0 +1,36 @@
+/*
+ * The narrow interface between the collective executor and point-to-point.
+ *
+ * The executor never talks to UCP: it posts sends and receives of bytes in
+ * the collective matching space of a communicator through these ops and is
+ * told of completion by a callback. The UCX implementation is the runtime's
+ * own tag matching (lib/progress/p2p.c); the simulator brings another one
+ * (lib/transport/simnet.c) that runs 10^4-10^5 virtual ranks in one process.
+ */
+#ifndef UCOLL_NET_H
+#define UCOLL_NET_H
+
+#include "core.h"
+
+/* Completion of one posted operation. status is UCOLL_OK or an error
+ * (UCOLL_ERR_PEER, UCOLL_ERR_TRUNCATE, ...). May run before the posting call
+ * returns (a receive that matches an already arrived message), or later from
+ * net->progress. */
+typedef void (*ucoll_net_cb_t)(void *arg, int status);
+
+typedef struct ucoll_net_ops {
+    const char *name;
+    /* Send bytes to comm rank dst, matched by (comm, space COLL, tag). */
+    int (*isend)(ucoll_comm_t *comm, const void *buf, size_t bytes, int dst, int tag,
+                 ucoll_net_cb_t cb, void *arg);
+    /* Receive at most bytes from comm rank src (never a wildcard here). */
+    int (*irecv)(ucoll_comm_t *comm, void *buf, size_t bytes, int src, int tag,
+                 ucoll_net_cb_t cb, void *arg);
+    /* Drive the network once; returns the number of events processed. */
+    int (*progress)(ucoll_ctx_t *ctx);
+} ucoll_net_ops_t;
+
+/* The UCX-backed net (the runtime's own point-to-point layer). */
+extern const ucoll_net_ops_t ucoll__net_ucx;
+
+#endif

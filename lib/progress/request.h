@@ -1,0 +1,49 @@
+/*
+ * Requests: one struct for point-to-point and collective operations, taken
+ * from a per-context pool. A request handed to the user is freed by
+ * ucoll_test/ucoll_wait once complete; an internal one is freed by its owner
+ * (usually in its completion callback).
+ */
+#ifndef UCOLL_REQUEST_H
+#define UCOLL_REQUEST_H
+
+#include "core.h"
+#include "progress/p2p_req.h"
+
+struct ucoll_sched;
+
+typedef enum { UCOLL_REQ_SEND, UCOLL_REQ_RECV, UCOLL_REQ_COLL } ucoll_req_kind_t;
+
+struct ucoll_req {
+    ucoll_list_t    link;      /* owner's queue, or the pool's free list */
+    ucoll_ctx_t    *ctx;
+    int             kind;      /* ucoll_req_kind_t */
+    int             complete;  /* set once, by ucoll__req_complete */
+    int             user;      /* 1: the user frees it through test/wait */
+    ucoll_status_t  status;    /* status.error is the result */
+    /* internal completion callback, run by ucoll__req_complete; may free req */
+    void          (*cb)(ucoll_req_t *req);
+    void           *cb_arg;
+    union {
+        struct ucoll_p2p_req p2p;                 /* lib/progress/p2p_req.h */
+        struct { struct ucoll_sched *sched; } coll; /* lib/progress/sched.h */
+    } u;
+};
+
+/* Take a zeroed request from ctx's pool (NULL when out of memory). */
+ucoll_req_t *ucoll__req_alloc(ucoll_ctx_t *ctx, ucoll_req_kind_t kind);
+/* Return a request to the pool. */
+void ucoll__req_release(ucoll_req_t *req);
+/* Mark complete with error (UCOLL_OK or an error) and run the callback. */
+void ucoll__req_complete(ucoll_req_t *req, int error);
+/* Free every pool chunk; called at context destruction. */
+void ucoll__req_pool_cleanup(ucoll_ctx_t *ctx);
+
+/*
+ * Wait until *flag becomes non-zero, driving ucoll_progress and sleeping as
+ * ctx->cfg.wait_mode says (spin, block on the UCP worker's event fd, hybrid).
+ * Returns UCOLL_ERR_TIMEOUT when UCOLL_TIMEOUT seconds pass first.
+ */
+int ucoll__wait_flag(ucoll_ctx_t *ctx, const volatile int *flag);
+
+#endif

@@ -1,0 +1,238 @@
+/*
+ * PMIx bootstrap: identity, locality and the exchange of byte blobs through
+ * the launcher's PMIx server (ucollrun, prterun, Open MPI's mpirun, srun).
+ * Only the PMIx client API is used, so any PMIx launcher serves.
+ */
+#include "transport/bootstrap.h"
+#include "core.h"
+
+#include <pmix.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    pmix_proc_t me;
+    pmix_proc_t wild;  /* the whole namespace: job-level keys and fences */
+} boot_pmix_t;
+
+static const char *how_to_start =
+    "start the program with a PMIx launcher: ucollrun -n N PROGRAM, "
+    "mpirun -np N PROGRAM, prterun -n N PROGRAM or srun --mpi=pmix";
+
+/* Read an integer-valued key of any PMIx integer type. */
+static int get_int(const pmix_proc_t *proc, const char *key, int *out_p)
+{
+    pmix_value_t *val = NULL;
+    pmix_status_t rc;
+    long v;
+
+    rc = PMIx_Get(proc, key, NULL, 0, &val);
+    if (rc != PMIX_SUCCESS || val == NULL) {
+        return -1;
+    }
+    switch (val->type) {
+    case PMIX_UINT32: v = val->data.uint32; break;
+    case PMIX_INT32: v = val->data.int32; break;
+    case PMIX_UINT16: v = val->data.uint16; break;
+    case PMIX_INT16: v = val->data.int16; break;
+    case PMIX_UINT64: v = (long)val->data.uint64; break;
+    case PMIX_INT64: v = (long)val->data.int64; break;
+    case PMIX_INT: v = val->data.integer; break;
+    case PMIX_UINT: v = val->data.uint; break;
+    case PMIX_PROC_RANK: v = val->data.rank; break;
+    case PMIX_SIZE: v = (long)val->data.size; break;
+    default:
+        PMIX_VALUE_RELEASE(val);
+        return -1;
+    }
+    PMIX_VALUE_RELEASE(val);
+    *out_p = (int)v;
+    return 0;
+}
+
+/* PMIX_LOCAL_PEERS is a comma-separated list of ranks on this node. */
+static int get_local_peers(ucoll_boot_t *b, const pmix_proc_t *wild)
+{
+    pmix_value_t *val = NULL;
+    char *s, *tok, *save = NULL, *dup;
+    int n = 0;
+
+    b->local_peers = calloc((size_t)b->local_size, sizeof(int));
+    if (b->local_peers == NULL) {
+        return UCOLL_ERR_NOMEM;
+    }
+    if (PMIx_Get(wild, PMIX_LOCAL_PEERS, NULL, 0, &val) != PMIX_SUCCESS || val == NULL ||
+        val->type != PMIX_STRING) {
+        if (val) {
+            PMIX_VALUE_RELEASE(val);
+        }
+        /* unknown: assume ranks local_rank-relative on one node */
+        for (n = 0; n < b->local_size; n++) {
+            b->local_peers[n] = b->rank - b->local_rank + n;
+        }
+        return UCOLL_OK;
+    }
+    dup = strdup(val->data.string);
+    PMIX_VALUE_RELEASE(val);
+    if (dup == NULL) {
+        return UCOLL_ERR_NOMEM;
+    }
+    for (s = dup; (tok = strtok_r(s, ",", &save)) && n < b->local_size; s = NULL) {
+        b->local_peers[n++] = atoi(tok);
+    }
+    free(dup);
+    return UCOLL_OK;
+}
+
+static int pmix_publish(ucoll_boot_t *b, const char *key, const void *data, size_t len)
+{
+    pmix_value_t val;
+    pmix_status_t rc;
+
+    PMIX_VALUE_CONSTRUCT(&val);
+    val.type = PMIX_BYTE_OBJECT;
+    val.data.bo.bytes = (char *)data;
+    val.data.bo.size = len;
+    rc = PMIx_Put(PMIX_GLOBAL, key, &val);  /* PMIx copies the value */
+    if (rc == PMIX_SUCCESS) {
+        rc = PMIx_Commit();
+    }
+    if (rc != PMIX_SUCCESS) {
+        ucoll_error("PMIx_Put/Commit of %s failed: %s", key, PMIx_Error_string(rc));
+        return UCOLL_ERR_BOOTSTRAP;
+    }
+    return UCOLL_OK;
+}
+
+static int pmix_fence(ucoll_boot_t *b, int collect)
+{
+    boot_pmix_t *p = b->priv;
+    pmix_info_t info;
+    pmix_status_t rc;
+    bool flag = collect ? true : false;
+
+    PMIX_INFO_CONSTRUCT(&info);
+    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &flag, PMIX_BOOL);
+    rc = PMIx_Fence(&p->wild, 1, &info, 1);
+    PMIX_INFO_DESTRUCT(&info);
+    if (rc != PMIX_SUCCESS) {
+        ucoll_error("PMIx_Fence failed: %s", PMIx_Error_string(rc));
+        return (rc == PMIX_ERR_TIMEOUT) ? UCOLL_ERR_TIMEOUT : UCOLL_ERR_BOOTSTRAP;
+    }
+    return UCOLL_OK;
+}
+
+static int pmix_fetch(ucoll_boot_t *b, int rank, const char *key, void **data_p, size_t *len_p)
+{
+    boot_pmix_t *p = b->priv;
+    pmix_proc_t peer;
+    pmix_value_t *val = NULL;
+    pmix_status_t rc;
+    void *data;
+
+    PMIX_PROC_LOAD(&peer, p->me.nspace, (pmix_rank_t)rank);
+    rc = PMIx_Get(&peer, key, NULL, 0, &val);
+    if (rc != PMIX_SUCCESS || val == NULL) {
+        ucoll_error("PMIx_Get of %s from rank %d failed: %s", key, rank, PMIx_Error_string(rc));
+        return UCOLL_ERR_BOOTSTRAP;
+    }
+    if (val->type != PMIX_BYTE_OBJECT) {
+        ucoll_error("PMIx_Get of %s from rank %d: unexpected type %d", key, rank, val->type);
+        PMIX_VALUE_RELEASE(val);
+        return UCOLL_ERR_BOOTSTRAP;
+    }
+    data = malloc(val->data.bo.size ? val->data.bo.size : 1);
+    if (data == NULL) {
+        PMIX_VALUE_RELEASE(val);
+        return UCOLL_ERR_NOMEM;
+    }
+    memcpy(data, val->data.bo.bytes, val->data.bo.size);
+    *len_p = val->data.bo.size;
+    *data_p = data;
+    PMIX_VALUE_RELEASE(val);
+    return UCOLL_OK;
+}
+
+static int pmix_abort(ucoll_boot_t *b, int status, const char *msg)
+{
+    PMIx_Abort(status, msg, NULL, 0);
+    return UCOLL_ERR_BOOTSTRAP;
+}
+
+static void pmix_finalize(ucoll_boot_t *b)
+{
+    PMIx_Finalize(NULL, 0);
+    free(b->local_peers);
+    free(b->priv);
+    free(b);
+}
+
+static const ucoll_boot_ops_t boot_pmix_ops = {
+    .name = "pmix",
+    .publish = pmix_publish,
+    .fence = pmix_fence,
+    .fetch = pmix_fetch,
+    .abort = pmix_abort,
+    .finalize = pmix_finalize,
+};
+
+int ucoll__boot_pmix_init(ucoll_boot_t **boot_p)
+{
+    ucoll_boot_t *b;
+    boot_pmix_t *p;
+    pmix_status_t rc;
+    int status = UCOLL_ERR_NOMEM;
+
+    b = calloc(1, sizeof(*b));
+    p = calloc(1, sizeof(*p));
+    if (b == NULL || p == NULL) {
+        goto err_free;
+    }
+    rc = PMIx_Init(&p->me, NULL, 0);
+    if (rc != PMIX_SUCCESS) {
+        fprintf(stderr, "ucoll: cannot reach a PMIx server (%s): %s\n", PMIx_Error_string(rc),
+                how_to_start);
+        status = UCOLL_ERR_BOOTSTRAP;
+        goto err_free;
+    }
+    PMIX_PROC_LOAD(&p->wild, p->me.nspace, PMIX_RANK_WILDCARD);
+    b->ops = &boot_pmix_ops;
+    b->priv = p;
+    b->rank = (int)p->me.rank;
+    if (get_int(&p->wild, PMIX_JOB_SIZE, &b->size) != 0) {
+        fprintf(stderr, "ucoll: the PMIx server did not say the job size (PMIX_JOB_SIZE); %s\n",
+                how_to_start);
+        status = UCOLL_ERR_BOOTSTRAP;
+        goto err_finalize;
+    }
+    if (get_int(&p->me, PMIX_LOCAL_RANK, &b->local_rank) != 0) {
+        b->local_rank = b->rank;
+    }
+    if (get_int(&p->wild, PMIX_LOCAL_SIZE, &b->local_size) != 0) {
+        b->local_size = b->size;
+    }
+    if (get_int(&p->me, PMIX_NODEID, &b->node_id) != 0) {
+        b->node_id = 0;
+    }
+    if (get_int(&p->wild, PMIX_NUM_NODES, &b->num_nodes) != 0) {
+        b->num_nodes = 1;
+    }
+    status = get_local_peers(b, &p->wild);
+    if (status != UCOLL_OK) {
+        goto err_finalize;
+    }
+    snprintf(b->name, sizeof(b->name), "pmix %s", p->me.nspace);
+    *boot_p = b;
+    return UCOLL_OK;
+
+err_finalize:
+    PMIx_Finalize(NULL, 0);
+err_free:
+    if (b) {
+        free(b->local_peers);
+    }
+    free(p);
+    free(b);
+    return status;
+}

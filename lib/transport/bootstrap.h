@@ -1,0 +1,61 @@
+/*
+ * The bootstrap: how a process learns who it is and exchanges byte strings
+ * with its peers before any UCX endpoint exists. PMIx is the first
+ * implementation (boot_pmix.c); a process started without any launcher runs
+ * as a singleton (boot_single.c). A framework that brings its own store can
+ * add a callback bootstrap here without touching anything else.
+ */
+#ifndef UCOLL_BOOTSTRAP_H
+#define UCOLL_BOOTSTRAP_H
+
+#include <stddef.h>
+
+typedef struct ucoll_boot ucoll_boot_t;
+
+typedef struct ucoll_boot_ops {
+    const char *name;
+    /* Make this rank's blob under key visible to peers after the next fence
+     * (or, with direct modex, on demand). */
+    int  (*publish)(ucoll_boot_t *b, const char *key, const void *data, size_t len);
+    /* Collective over the job: everything published before is visible after.
+     * collect = 1 moves all data to every rank now; 0 only synchronizes. */
+    int  (*fence)(ucoll_boot_t *b, int collect);
+    /* Fetch the blob rank published under key. *data_p is malloc'ed; the
+     * caller frees it. May block until the peer has published. */
+    int  (*fetch)(ucoll_boot_t *b, int rank, const char *key, void **data_p, size_t *len_p);
+    /* Ask the launcher to end the job (never returns on success). */
+    int  (*abort)(ucoll_boot_t *b, int status, const char *msg);
+    void (*finalize)(ucoll_boot_t *b);
+} ucoll_boot_ops_t;
+
+struct ucoll_boot {
+    const ucoll_boot_ops_t *ops;
+    int   rank, size;             /* in the job */
+    int   local_rank, local_size; /* on this node */
+    int   node_id, num_nodes;
+    int  *local_peers;            /* job ranks on this node, local_size of them */
+    char  name[300];              /* "pmix <namespace>" or "singleton" */
+    unsigned priv_round;          /* allgather rounds so far (fresh keys) */
+    void *priv;
+};
+
+struct ucoll_config;
+
+/* Bootstrap as cfg->bootstrap says: PMIx when a launcher started the process
+ * (or always, with "pmix"), else a singleton of size 1. On failure the
+ * reason and how to start the program have been printed and
+ * UCOLL_ERR_BOOTSTRAP is returned; *boot_p is set only on success, and
+ * released by its ops->finalize (which also frees the struct). */
+int ucoll__boot_init(const struct ucoll_config *cfg, ucoll_boot_t **boot_p);
+
+/* The implementations (used by ucoll__boot_init). */
+int ucoll__boot_pmix_init(ucoll_boot_t **boot_p);
+int ucoll__boot_single_init(ucoll_boot_t **boot_p);
+
+/* Equal-size allgather of byte strings over the bootstrap:
+ * out holds size * len bytes in rank order. Built on publish/fence/fetch. */
+int ucoll__boot_allgather(ucoll_boot_t *b, const void *in, size_t len, void *out);
+/* Barrier over the bootstrap. */
+int ucoll__boot_barrier(ucoll_boot_t *b);
+
+#endif
