@@ -5,6 +5,7 @@
  */
 #include "core.h"
 #include "dtype.h"
+#include "topo.h"
 #include "progress/net.h"
 #include "progress/p2p.h"
 #include "progress/request.h"
@@ -71,6 +72,7 @@ static int ctx_alloc(ucoll_ctx_t **ctx_p)
 
 static void ctx_free(ucoll_ctx_t *ctx)
 {
+    free(ctx->topo);
     ucoll__req_pool_cleanup(ctx);
     ucoll__config_release(&ctx->cfg);
     free(ctx);
@@ -92,6 +94,27 @@ static void ctx_free_comms(ucoll_ctx_t *ctx)
         ucoll__comm_destroy(ctx->world);
         ctx->world = NULL;
     }
+}
+
+/* Where this process runs, and the wait mode that suits it. */
+static void ctx_topology(ucoll_ctx_t *ctx)
+{
+    int mode;
+
+    ctx->topo = calloc(1, sizeof(*ctx->topo));
+    if (ctx->topo == NULL || ucoll__topo_query(ctx->topo) != UCOLL_OK) {
+        ucoll_debug("no hwloc topology; keeping UCOLL_WAIT as set");
+        return;
+    }
+    mode = ucoll__topo_wait_mode(ctx->topo, ctx->cfg.wait_mode, ctx->boot->local_size);
+    if (mode != ctx->cfg.wait_mode) {
+        ucoll_info("%d local ranks share %d processing units: waiting in block mode",
+                   ctx->boot->local_size, ctx->topo->npus_machine);
+        ctx->cfg.wait_mode = mode;
+    }
+    ucoll_debug("bound to %s, NUMA node %d, %d PUs / %d cores on the machine",
+                ctx->topo->binding, ctx->topo->numa_node, ctx->topo->npus_machine,
+                ctx->topo->ncores_machine);
 }
 
 int ucoll_init(ucoll_ctx_t **ctx_p)
@@ -116,6 +139,7 @@ int ucoll_init(ucoll_ctx_t **ctx_p)
     ucoll_debug("bootstrap %s: rank %d of %d, local %d of %d, node %d", ctx->boot->name,
                 ctx->rank, ctx->size, ctx->boot->local_rank, ctx->boot->local_size,
                 ctx->boot->node_id);
+    ctx_topology(ctx);
 
     status = ucoll__tl_init(ctx);
     if (status != UCOLL_OK) {

@@ -56,6 +56,7 @@ static inline int ucoll__comm_world_rank(const ucoll_comm_t *comm, int r)
  */
 struct ucoll_ctx {
     ucoll_config_t               cfg;
+    struct ucoll_topo           *topo;        /* hwloc view of this process */
     int                          rank, size;  /* in the job */
     struct ucoll_boot           *boot;        /* NULL when simulated */
     struct ucoll_tl             *tl;          /* UCX state; NULL when simulated */

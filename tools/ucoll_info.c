@@ -9,6 +9,7 @@
 #include "algos/algos.h"
 #include "config.h"
 #include "core.h"
+#include "topo.h"
 #include "transport/tl.h"
 
 #include <hwloc.h>
@@ -56,8 +57,13 @@ static int print_config(void)
 static int print_transports(void)
 {
     ucoll_ctx_t *ctx;
+    ucoll_topo_t topo;
     int status;
 
+    if (ucoll__topo_query(&topo) == UCOLL_OK) {
+        printf("machine: %d PUs, %d cores; this process: %s\n", topo.npus_machine,
+               topo.ncores_machine, topo.binding);
+    }
     /* A context of its own, whatever launched us: only this machine's view. */
     setenv("UCOLL_BOOTSTRAP", "singleton", 1);
     status = ucoll_init(&ctx);
