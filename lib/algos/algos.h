@@ -115,4 +115,105 @@ static inline int ucoll__binomial_span(int srank, int p)
 
 int ucoll__is_pow2(int p);
 
+/* Registries of the reducing and synchronising collectives (barrier, bcast,
+ * reduce, allreduce, reduce_scatter(_block), scan, exscan). */
+extern const ucoll_algo_t *const ucoll__barrier_algos[];
+extern const ucoll_algo_t *const ucoll__bcast_algos[];
+extern const ucoll_algo_t *const ucoll__reduce_algos[];
+extern const ucoll_algo_t *const ucoll__allreduce_algos[];
+extern const ucoll_algo_t *const ucoll__reduce_scatter_block_algos[];
+extern const ucoll_algo_t *const ucoll__reduce_scatter_algos[];
+extern const ucoll_algo_t *const ucoll__scan_algos[];
+extern const ucoll_algo_t *const ucoll__exscan_algos[];
+
+/* The model parameters selection uses by default (measured on the
+ * development machine: shared memory through UCX, float32 sum). */
+void ucoll__model_default(ucoll_model_t *m);
+/* Find an algorithm of coll by id; NULL when there is none. */
+const ucoll_algo_t *ucoll__algo_find(ucoll_coll_t coll, const char *id);
+/* Bytes of the call's vector as ALGORITHMS.md's m: count * esize for the
+ * rooted and reducing collectives, sum of rcounts for reduce_scatter. */
+size_t ucoll__coll_bytes(const ucoll_coll_args_t *a, int p);
+
+/* ---- more shared math (algos/pattern.c) -------------------------------- */
+
+/* Largest power of two <= p (p >= 1). */
+int ucoll__floor_pow2(int p);
+/* Smallest d with k^d >= p (p >= 1, k >= 2). */
+int ucoll__ceil_logk(int p, int k);
+
+/* Block partition of n items into p blocks: block i has n / p items, and
+ * the first n % p blocks one more. */
+static inline size_t ucoll__block_count(size_t n, int p, int i)
+{
+    return n / (size_t)p + ((size_t)i < n % (size_t)p ? 1 : 0);
+}
+static inline size_t ucoll__block_offset(size_t n, int p, int i)
+{
+    size_t q = n / (size_t)p, r = n % (size_t)p;
+    return (size_t)i * q + ((size_t)i < r ? (size_t)i : r);
+}
+
+/* Binomial tree over sranks (see ucoll__binomial_span): parent of srank
+ * (-1 for the root) and the number of sranks in its subtree. */
+static inline int ucoll__binomial_parent(int srank)
+{
+    return srank == 0 ? -1 : srank - (srank & -srank);
+}
+static inline int ucoll__binomial_size(int srank, int p)
+{
+    return UCOLL_MIN(ucoll__binomial_span(srank, p), p - srank);
+}
+
+/* k-nomial tree over sranks, radix k >= 2. The parent clears the lowest
+ * non-zero base-k digit of srank (-1 for the root). The children set one
+ * digit, 1..k-1, in a position below that digit; children[] receives them
+ * ordered by increasing subtree (position, then digit) and sizes[] their
+ * subtree sizes (either may be NULL); returns how many. Both arrays need
+ * (k-1) * ucoll__ceil_logk(p, k) entries. The subtree of a child c set at
+ * position i is [c, c + k^i) clipped to p. */
+int ucoll__knomial_parent(int srank, int p, int k);
+int ucoll__knomial_children(int srank, int p, int k, int *children, int *sizes);
+
+/*
+ * Recursive doubling on any p: p2 = largest power of two <= p and
+ * rem = p - p2. Ranks below 2*rem fold in pairs: the odd one of each pair
+ * hands its data to the even one (its "partner", rank - 1) and sits out;
+ * the p2 survivors have newranks 0..p2-1, in rank order. Indices here are in
+ * whatever rank space the caller uses (comm ranks or sranks).
+ */
+typedef struct ucoll_rd {
+    int p2, rem;
+    int newrank;  /* -1 for a rank that sits out */
+} ucoll_rd_t;
+void ucoll__rd_init(int rank, int p, ucoll_rd_t *rd);
+/* The rank of newrank nr. */
+static inline int ucoll__rd_rank(const ucoll_rd_t *rd, int nr)
+{
+    return nr < rd->rem ? 2 * nr : nr + rd->rem;
+}
+
+/*
+ * Shared schedule pieces. Groups: the vector (esize-byte elements) is cut
+ * into p2 contiguous groups, group g being elements [goff[g], goff[g+1]).
+ * to_rank maps a newrank to the comm rank to talk to (with arg).
+ */
+typedef int (*ucoll_rank_map_t)(int newrank, const void *arg);
+
+/* Recursive halving reduce-scatter among rd's p2 survivors: at distance
+ * d = p2/2 .. 1 exchange the half of the current group range that the
+ * partner (newrank ^ d) keeps. acc holds this rank's whole vector; tmp has
+ * room for half of the largest range. Afterwards newrank v's group v in
+ * acc is fully reduced; its last reduce step is left at the start of the
+ * current (open) round. Commutative ops. */
+int ucoll__sched_rhalving(ucoll_sched_t *s, const ucoll_rd_t *rd, char *acc, char *tmp,
+                          const size_t *goff, size_t esize, ucoll_dtype_t dt, ucoll_op_t op,
+                          ucoll_rank_map_t to_rank, const void *arg);
+/* Recursive doubling allgather of the groups, the mirror of rhalving: at
+ * distance d = 1 .. p2/2 newrank v sends the groups it holds and receives
+ * the partner's, into acc. */
+int ucoll__sched_rdoubling(ucoll_sched_t *s, const ucoll_rd_t *rd, char *acc,
+                           const size_t *goff, size_t esize, ucoll_rank_map_t to_rank,
+                           const void *arg);
+
 #endif

@@ -76,6 +76,22 @@ int  ucoll__sched_start(ucoll_sched_t *s, ucoll_req_t *req);
 /* Run ready schedules; called by ucoll_progress. Returns work done. */
 int  ucoll__exec_progress(ucoll_ctx_t *ctx);
 int  ucoll__exec_init(ucoll_ctx_t *ctx);
+/* Free the scratch pool and any schedule still running (their requests are
+ * not completed: the context is going away). */
 void ucoll__exec_cleanup(ucoll_ctx_t *ctx);
+
+/* Dry run, for the simulator at scale: local steps are charged to the net's
+ * clock (net->local_work) but not executed, and ucoll__sched_scratch returns
+ * a shared dummy pointer that must never be dereferenced. */
+void ucoll__exec_set_dry(ucoll_ctx_t *ctx, int dry);
+/* Fill every scratch block with a recognisable byte pattern when handed out,
+ * so that a schedule that sends data it has not received sends garbage that
+ * a test notices. */
+void ucoll__exec_set_poison(ucoll_ctx_t *ctx, int poison);
+
+/* A slot for the selection layer's per-context cache (parsed tuning rules).
+ * free_fn(state) runs at ucoll__exec_cleanup. */
+void *ucoll__exec_sel_state(ucoll_ctx_t *ctx);
+void  ucoll__exec_set_sel_state(ucoll_ctx_t *ctx, void *state, void (*free_fn)(void *));
 
 #endif
