@@ -202,11 +202,13 @@ typedef int (*ucoll_rank_map_t)(int newrank, const void *arg);
 
 /* Recursive halving reduce-scatter among rd's p2 survivors: at distance
  * d = p2/2 .. 1 exchange the half of the current group range that the
- * partner (newrank ^ d) keeps. acc holds this rank's whole vector; tmp has
- * room for half of the largest range. Afterwards newrank v's group v in
- * acc is fully reduced; its last reduce step is left at the start of the
- * current (open) round. Commutative ops. */
-int ucoll__sched_rhalving(ucoll_sched_t *s, const ucoll_rd_t *rd, char *acc, char *tmp,
+ * partner (newrank ^ d) keeps. src holds this rank's whole vector; the
+ * first step reads it and writes the kept half to acc (src may be acc), so
+ * nobody copies the input first. tmp has room for the largest range.
+ * Afterwards newrank v's group v in acc is fully reduced; its last reduce
+ * step is left at the start of the current (open) round. Commutative ops. */
+int ucoll__sched_rhalving(ucoll_sched_t *s, const ucoll_rd_t *rd, char *acc, const char *src,
+                          char *tmp,
                           const size_t *goff, size_t esize, ucoll_dtype_t dt, ucoll_op_t op,
                           ucoll_rank_map_t to_rank, const void *arg);
 /* Recursive doubling allgather of the groups, the mirror of rhalving: at

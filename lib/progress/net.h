@@ -28,6 +28,10 @@ typedef struct ucoll_net_ops {
                  ucoll_net_cb_t cb, void *arg);
     /* Drive the network once; returns the number of events processed. */
     int (*progress)(ucoll_ctx_t *ctx);
+    /* Optional (NULL for real networks): told of the local work a schedule
+     * does at a round start (bytes copied, or reduced when is_reduce), so
+     * a simulated clock can charge it. */
+    void (*local_work)(ucoll_ctx_t *ctx, size_t bytes, int is_reduce);
 } ucoll_net_ops_t;
 
 /* The UCX-backed net (the runtime's own point-to-point layer). */

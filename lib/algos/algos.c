@@ -1,0 +1,351 @@
+/*
+ * Algorithm registries and selection.
+ *
+ * Selection, in order:
+ *   1. forced: UCOLL_<OP>_ALGO names an algorithm; used if it can serve the
+ *      call, else the call falls back to the steps below (debug log says so);
+ *   2. tuning file (UCOLL_TUNE_FILE): the first rule matching the call, one
+ *      rule per whitespace-separated word, '#' starts a comment:
+ *          <op>:<lo>-<hi>[:np=<lo>-<hi>]:@<algo>[:seg=<size>][:radix=<k>]
+ *      bytes in [lo, hi) (sizes take k/m/g; hi may be "inf" or empty), e.g.
+ *          bcast:0-32k:@binomial  bcast:32k-inf:@scag_ring
+ *          allreduce:0-inf:np=1-8:@rdbl  allreduce:1m-:@ring:seg=256k
+ *      m is count * esize as in ALGORITHMS.md (sum of counts for
+ *      reduce_scatter); np bounds the communicator size, inclusive;
+ *   3. the cheapest algorithm by its cost formula under the default model.
+ * The choice depends only on arguments every rank shares, so all ranks of a
+ * communicator pick the same algorithm.
+ */
+#include "algos/algos.h"
+#include "progress/request.h"
+#include "dtype.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Measured on the development machine (2 cores, UCX shared memory, block
+ * wait mode): α = one-way latency of a small ping-pong (~2 us); β from
+ * ucoll_bench bw (7 GB/s at 1-4 MiB, 2.3 GB/s at 64 MiB); γ = float32 sum
+ * (ucoll_sim -k: 3.5e-11 s/B in cache, 0.9-1.3e-10 out of cache);
+ * λ = memcpy (1e-11 in cache, 8-10e-11 out of cache). The middle of each
+ * range, as selection sees every size. */
+#define MODEL_ALPHA  2.0e-6
+#define MODEL_BETA   2.0e-10
+#define MODEL_GAMMA  1.0e-10
+#define MODEL_LAMBDA 8.0e-11
+
+void ucoll__model_default(ucoll_model_t *m)
+{
+    m->alpha  = MODEL_ALPHA;
+    m->beta   = MODEL_BETA;
+    m->gamma  = MODEL_GAMMA;
+    m->lambda = MODEL_LAMBDA;
+}
+
+const ucoll_algo_t *const *ucoll__algos(ucoll_coll_t coll)
+{
+    switch (coll) {
+    case UCOLL_COLL_BARRIER: return ucoll__barrier_algos;
+    case UCOLL_COLL_BCAST: return ucoll__bcast_algos;
+    case UCOLL_COLL_REDUCE: return ucoll__reduce_algos;
+    case UCOLL_COLL_ALLREDUCE: return ucoll__allreduce_algos;
+    case UCOLL_COLL_GATHER: return ucoll__gather_algos;
+    case UCOLL_COLL_GATHERV: return ucoll__gatherv_algos;
+    case UCOLL_COLL_SCATTER: return ucoll__scatter_algos;
+    case UCOLL_COLL_SCATTERV: return ucoll__scatterv_algos;
+    case UCOLL_COLL_ALLGATHER: return ucoll__allgather_algos;
+    case UCOLL_COLL_ALLGATHERV: return ucoll__allgatherv_algos;
+    case UCOLL_COLL_ALLTOALL: return ucoll__alltoall_algos;
+    case UCOLL_COLL_ALLTOALLV: return ucoll__alltoallv_algos;
+    case UCOLL_COLL_REDUCE_SCATTER_BLOCK: return ucoll__reduce_scatter_block_algos;
+    case UCOLL_COLL_REDUCE_SCATTER: return ucoll__reduce_scatter_algos;
+    case UCOLL_COLL_SCAN: return ucoll__scan_algos;
+    case UCOLL_COLL_EXSCAN: return ucoll__exscan_algos;
+    default: return NULL;
+    }
+}
+
+const ucoll_algo_t *ucoll__algo_find(ucoll_coll_t coll, const char *id)
+{
+    const ucoll_algo_t *const *reg = ucoll__algos(coll);
+
+    for (; reg && *reg; reg++) {
+        if (strcmp((*reg)->id, id) == 0) {
+            return *reg;
+        }
+    }
+    return NULL;
+}
+
+size_t ucoll__coll_bytes(const ucoll_coll_args_t *a, int p)
+{
+    size_t n = 0;
+
+    if (a->coll == UCOLL_COLL_REDUCE_SCATTER && a->rcounts) {
+        for (int i = 0; i < p; i++) {
+            n += a->rcounts[i];
+        }
+        return n * a->esize;
+    }
+    if (a->coll == UCOLL_COLL_REDUCE_SCATTER_BLOCK) {
+        return a->count * (size_t)p * a->esize;
+    }
+    return a->count * a->esize;
+}
+
+/* ---- tuning file -------------------------------------------------------- */
+
+typedef struct tune_rule {
+    ucoll_coll_t coll;
+    size_t       lo, hi;    /* bytes, [lo, hi) */
+    int          plo, phi;  /* communicator size, inclusive */
+    char         algo[32];
+    size_t       seg;
+    unsigned     radix;
+} tune_rule_t;
+
+typedef struct tune {
+    tune_rule_t *rules;
+    size_t       n;
+} tune_t;
+
+static void tune_free(void *arg)
+{
+    tune_t *t = arg;
+
+    free(t->rules);
+    free(t);
+}
+
+static int parse_range(const char *s, size_t *lo, size_t *hi)
+{
+    char buf[64];
+    const char *dash = strchr(s, '-');
+
+    if (dash == NULL || (size_t)(dash - s) >= sizeof(buf)) {
+        return -1;
+    }
+    memcpy(buf, s, (size_t)(dash - s));
+    buf[dash - s] = '\0';
+    if (ucoll__parse_size(buf, lo) != 0) {
+        return -1;
+    }
+    if (dash[1] == '\0' || strcmp(dash + 1, "inf") == 0) {
+        *hi = SIZE_MAX;
+        return 0;
+    }
+    return ucoll__parse_size(dash + 1, hi);
+}
+
+static int tune_parse_word(char *w, tune_rule_t *r)
+{
+    char *save = NULL, *f;
+    int c;
+
+    memset(r, 0, sizeof(*r));
+    r->phi = 0x7fffffff;
+    f = strtok_r(w, ":", &save);
+    for (c = 0; c < UCOLL_COLL_LAST; c++) {
+        if (f && strcmp(f, ucoll__coll_name((ucoll_coll_t)c)) == 0) {
+            break;
+        }
+    }
+    if (c == UCOLL_COLL_LAST) {
+        return -1;
+    }
+    r->coll = (ucoll_coll_t)c;
+    f       = strtok_r(NULL, ":", &save);
+    if (f == NULL || parse_range(f, &r->lo, &r->hi) != 0) {
+        return -1;
+    }
+    while ((f = strtok_r(NULL, ":", &save)) != NULL) {
+        size_t lo, hi;
+        if (f[0] == '@') {
+            snprintf(r->algo, sizeof(r->algo), "%s", f + 1);
+        } else if (strncmp(f, "np=", 3) == 0 && parse_range(f + 3, &lo, &hi) == 0) {
+            r->plo = (int)UCOLL_MIN(lo, (size_t)0x7fffffff);
+            r->phi = (int)UCOLL_MIN(hi, (size_t)0x7fffffff);
+        } else if (strncmp(f, "seg=", 4) == 0 && ucoll__parse_size(f + 4, &r->seg) == 0) {
+        } else if (strncmp(f, "radix=", 6) == 0 && ucoll__parse_size(f + 6, &lo) == 0) {
+            r->radix = (unsigned)lo;
+        } else {
+            return -1;
+        }
+    }
+    return r->algo[0] ? 0 : -1;
+}
+
+static tune_t *tune_load(ucoll_ctx_t *ctx)
+{
+    tune_t *t = ucoll__exec_sel_state(ctx);
+    char line[1024];
+    size_t cap = 0;
+    FILE *f;
+
+    if (t != NULL) {
+        return t;
+    }
+    t = calloc(1, sizeof(*t));
+    if (t == NULL) {
+        return NULL;
+    }
+    ucoll__exec_set_sel_state(ctx, t, tune_free);
+    f = fopen(ctx->cfg.tune_file, "r");
+    if (f == NULL) {
+        ucoll_warn("UCOLL_TUNE_FILE %s: %s; using the model", ctx->cfg.tune_file,
+                   strerror(errno));
+        return t;
+    }
+    for (int lineno = 1; fgets(line, sizeof(line), f); lineno++) {
+        char *save = NULL, *w;
+        char *hash = strchr(line, '#');
+        if (hash) {
+            *hash = '\0';
+        }
+        for (w = strtok_r(line, " \t\r\n;", &save); w; w = strtok_r(NULL, " \t\r\n;", &save)) {
+            tune_rule_t r;
+            char word[256];
+            snprintf(word, sizeof(word), "%s", w);
+            if (tune_parse_word(word, &r) != 0) {
+                ucoll_warn("%s:%d: cannot parse rule '%s'; ignored", ctx->cfg.tune_file,
+                           lineno, w);
+                continue;
+            }
+            if (t->n == cap) {
+                size_t ncap      = cap ? 2 * cap : 16;
+                tune_rule_t *nr = realloc(t->rules, ncap * sizeof(*nr));
+                if (nr == NULL) {
+                    break;
+                }
+                t->rules = nr;
+                cap      = ncap;
+            }
+            t->rules[t->n++] = r;
+        }
+    }
+    fclose(f);
+    ucoll_debug("loaded %zu selection rules from %s", t->n, ctx->cfg.tune_file);
+    return t;
+}
+
+/* ---- selection ---------------------------------------------------------- */
+
+static int algo_can_serve(const ucoll_algo_t *al, const ucoll_coll_args_t *a, int p)
+{
+    return al->can_serve == NULL || al->can_serve(a, p);
+}
+
+const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
+                                       ucoll_algo_params_t *prm_p)
+{
+    ucoll_ctx_t *ctx                = comm->ctx;
+    const ucoll_algo_t *const *reg = ucoll__algos(a->coll);
+    const char *cname               = ucoll__coll_name(a->coll);
+    const char *forced              = ctx->cfg.algo[a->coll];
+    const ucoll_algo_t *best = NULL, *al;
+    int p        = comm->size;
+    size_t bytes = ucoll__coll_bytes(a, p);
+    double best_t = 0;
+    ucoll_model_t m;
+
+    prm_p->seg_size = ctx->cfg.seg_size;
+    prm_p->radix    = ctx->cfg.radix;
+    if (reg == NULL || reg[0] == NULL) {
+        return NULL;
+    }
+    if (forced && forced[0]) {
+        al = ucoll__algo_find(a->coll, forced);
+        if (al && algo_can_serve(al, a, p)) {
+            ucoll_debug("%s: %s (forced), %zu bytes, p %d", cname, al->id, bytes, p);
+            return al;
+        }
+        ucoll_debug("%s: forced algorithm '%s' %s for %zu bytes on %d ranks; falling back",
+                    cname, forced, al ? "cannot serve" : "does not exist", bytes, p);
+    }
+    if (ctx->cfg.tune_file && ctx->cfg.tune_file[0]) {
+        tune_t *t = tune_load(ctx);
+        for (size_t i = 0; t && i < t->n; i++) {
+            const tune_rule_t *r = &t->rules[i];
+            if (r->coll != a->coll || bytes < r->lo || bytes >= r->hi || p < r->plo ||
+                p > r->phi) {
+                continue;
+            }
+            al = ucoll__algo_find(a->coll, r->algo);
+            if (al && algo_can_serve(al, a, p)) {
+                if (r->seg) {
+                    prm_p->seg_size = r->seg;
+                }
+                if (r->radix) {
+                    prm_p->radix = r->radix;
+                }
+                ucoll_debug("%s: %s (tuning rule %zu), %zu bytes, p %d", cname, al->id, i,
+                            bytes, p);
+                return al;
+            }
+            ucoll_debug("%s: tuning rule %zu names '%s', which %s; next rule", cname, i,
+                        r->algo, al ? "cannot serve" : "does not exist");
+        }
+    }
+    ucoll__model_default(&m);
+    for (; *reg; reg++) {
+        double t;
+        al = *reg;
+        if (!algo_can_serve(al, a, p)) {
+            continue;
+        }
+        t = al->cost ? al->cost(a, p, prm_p, &m) : 1e30;
+        if (best == NULL || t < best_t) {
+            best   = al;
+            best_t = t;
+        }
+    }
+    if (best) {
+        ucoll_debug("%s: %s (model: %.3g us), %zu bytes, p %d", cname, best->id, best_t * 1e6,
+                    bytes, p);
+    }
+    return best;
+}
+
+int ucoll__coll_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_t **req_p)
+{
+    ucoll_ctx_t *ctx = comm->ctx;
+    const ucoll_algo_t *al;
+    ucoll_algo_params_t prm;
+    ucoll_sched_t *s;
+    ucoll_req_t *req;
+    uint32_t tag;
+    int st;
+
+    al = ucoll__algo_select(comm, a, &prm);
+    if (al == NULL) {
+        ucoll_debug("%s: no algorithm can serve the call", ucoll__coll_name(a->coll));
+        return UCOLL_ERR_UNSUPPORTED;
+    }
+    req = ucoll__req_alloc(ctx, UCOLL_REQ_COLL);
+    if (req == NULL) {
+        return UCOLL_ERR_NOMEM;
+    }
+    tag = comm->coll_seq;
+    st  = ucoll__sched_create(comm, (int)tag, &s);
+    if (st != UCOLL_OK) {
+        goto err_req;
+    }
+    st = al->build(s, a, &prm);
+    if (st != UCOLL_OK) {
+        ucoll_debug("%s/%s: building the schedule failed: %s", ucoll__coll_name(a->coll),
+                    al->id, ucoll_strerror(st));
+        goto err_sched;
+    }
+    /* the call is committed: it owns this sequence number */
+    comm->coll_seq = (tag >= UCOLL_TAG_UB) ? 0 : tag + 1;
+    req->user      = 1;
+    *req_p         = req;
+    return ucoll__sched_start(s, req);
+
+err_sched:
+    ucoll__sched_destroy(s);
+err_req:
+    ucoll__req_release(req);
+    return st;
+}

@@ -1,0 +1,111 @@
+/*
+ * Broadcast: API entry points, the registry and the segmented-tree piece
+ * shared by chain, pipeline, bintree and pipe_bintree.
+ */
+#include "bcast.h"
+
+#include <math.h>
+
+const ucoll_algo_t *const ucoll__bcast_algos[] = {
+    &ucoll__bcast_binomial,
+    &ucoll__bcast_scag_ring,
+    &ucoll__bcast_scag_rdbl,
+    &ucoll__bcast_linear,
+    &ucoll__bcast_chain,
+    &ucoll__bcast_pipeline,
+    &ucoll__bcast_knomial,
+    &ucoll__bcast_bintree,
+    &ucoll__bcast_pipe_bintree,
+    &ucoll__bcast_kchain,
+    NULL,
+};
+
+size_t ucoll__pipeline_seg(const ucoll_algo_params_t *prm, size_t m, int depth)
+{
+    ucoll_model_t md;
+    double s;
+
+    if (prm->seg_size) {
+        return prm->seg_size;
+    }
+    ucoll__model_default(&md);
+    s = sqrt((double)m * md.alpha / (UCOLL_MAX(depth, 1) * md.beta));
+    return (size_t)UCOLL_MAX(4096.0, UCOLL_MIN(s, 1048576.0));
+}
+
+int ucoll__bcast_tree_steps(ucoll_sched_t *s, char *buf, size_t bytes, size_t seg, int parent,
+                            const int *children, int nchildren)
+{
+    size_t n = (bytes + seg - 1) / seg;
+    int st;
+
+    if (n == 0) {
+        n = 1;
+    }
+    for (size_t j = 0; j <= n; j++) {
+        if (parent >= 0 && j < n) {
+            size_t off = j * seg;
+            if ((st = ucoll__sched_recv(s, buf + off, UCOLL_MIN(seg, bytes - off), parent))) {
+                return st;
+            }
+        }
+        if (j > 0 || parent < 0) {
+            size_t sj = (parent < 0) ? j : j - 1;
+            size_t off;
+            if (sj >= n) {
+                break;
+            }
+            off = sj * seg;
+            for (int c = 0; c < nchildren; c++) {
+                if ((st = ucoll__sched_send(s, buf + off, UCOLL_MIN(seg, bytes - off),
+                                            children[c]))) {
+                    return st;
+                }
+            }
+        }
+        if ((st = ucoll__sched_round(s))) {
+            return st;
+        }
+    }
+    return UCOLL_OK;
+}
+
+int ucoll_ibcast(void *buf, size_t count, ucoll_dtype_t dt, int root, ucoll_comm_t *comm,
+                 ucoll_req_t **req)
+{
+    ucoll_coll_args_t a = {0};
+    int st;
+
+    if ((st = ucoll__check_comm(comm)) || (st = ucoll__check_dtype(dt)) ||
+        (st = ucoll__check_buf(buf, count, "bcast buf"))) {
+        return st;
+    }
+    if (req == NULL) {
+        ucoll_debug("bcast: NULL request pointer");
+        return UCOLL_ERR_ARG;
+    }
+    if (root < 0 || root >= comm->size) {
+        ucoll_debug("bcast: root %d not in [0, %d)", root, comm->size);
+        return UCOLL_ERR_ARG;
+    }
+    if (buf == UCOLL_IN_PLACE) {
+        ucoll_debug("bcast: buf cannot be UCOLL_IN_PLACE");
+        return UCOLL_ERR_ARG;
+    }
+    a.coll  = UCOLL_COLL_BCAST;
+    a.sbuf  = buf;
+    a.rbuf  = buf;
+    a.count = count;
+    a.dt    = dt;
+    a.esize = ucoll_dtype_size(dt);
+    a.root  = root;
+    return ucoll__coll_start(comm, &a, req);
+}
+
+int ucoll_bcast(void *buf, size_t count, ucoll_dtype_t dt, int root, ucoll_comm_t *comm)
+{
+    ucoll_req_t *req;
+    int st = ucoll_ibcast(buf, count, dt, root, comm, &req);
+
+    return (st != UCOLL_OK) ? st : ucoll_wait(req, NULL);
+}

@@ -1,0 +1,42 @@
+/*
+ * Broadcast: the algorithm rows (registry in bcast.c) and the pieces that
+ * other operations reuse.
+ */
+#ifndef UCOLL_ALGOS_BCAST_H
+#define UCOLL_ALGOS_BCAST_H
+
+#include "algos/algos.h"
+
+extern const ucoll_algo_t ucoll__bcast_binomial;
+extern const ucoll_algo_t ucoll__bcast_linear;
+extern const ucoll_algo_t ucoll__bcast_chain;
+extern const ucoll_algo_t ucoll__bcast_pipeline;
+extern const ucoll_algo_t ucoll__bcast_knomial;
+extern const ucoll_algo_t ucoll__bcast_bintree;
+extern const ucoll_algo_t ucoll__bcast_pipe_bintree;
+extern const ucoll_algo_t ucoll__bcast_scag_ring;
+extern const ucoll_algo_t ucoll__bcast_scag_rdbl;
+extern const ucoll_algo_t ucoll__bcast_kchain;
+
+/* Binomial broadcast of bytes at buf from root (no segmentation); usable
+ * inside another schedule (allreduce reduce_bcast). */
+int ucoll__bcast_binomial_steps(ucoll_sched_t *s, void *buf, size_t bytes, int root);
+
+/* Segmented broadcast down any tree: the parent (comm rank, -1 at the
+ * root) and the children (comm ranks, in sending order). Round j receives
+ * segment j and forwards segment j-1. */
+int ucoll__bcast_tree_steps(ucoll_sched_t *s, char *buf, size_t bytes, size_t seg, int parent,
+                            const int *children, int nchildren);
+
+/* Binomial scatter of the p2 byte blocks of buf (block partition) among
+ * sranks 0..p2-1 of a communicator of p ranks: srank sr ends up holding the
+ * blocks of its subtree. */
+int ucoll__bcast_scatter_steps(ucoll_sched_t *s, char *buf, size_t bytes, int sr, int p2,
+                               int root, int p);
+
+/* Segment size for a pipelined broadcast of m bytes over a path of depth
+ * hops: prm->seg_size when set, else s* = sqrt(m·α / (depth·β)) clamped to
+ * [4 KiB, 1 MiB]. */
+size_t ucoll__pipeline_seg(const ucoll_algo_params_t *prm, size_t m, int depth);
+
+#endif

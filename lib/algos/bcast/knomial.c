@@ -1,0 +1,63 @@
+/*
+ * Broadcast, k-nomial tree (radix k: UCOLL_RADIX, default 4).
+ *
+ * Over sranks in base k: the parent clears the lowest non-zero digit; a
+ * rank sends to the children that set one digit 1..k-1 below that digit,
+ * largest subtree first. k = 2 is the binomial tree.
+ *
+ * Cost: (k-1)⌈log_k p⌉(α + mβ).
+ */
+#include "bcast.h"
+
+static int radix(const ucoll_algo_params_t *prm)
+{
+    return prm->radix >= 2 ? (int)prm->radix : 4;
+}
+
+static double knomial_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                           const ucoll_model_t *m)
+{
+    int k = radix(prm);
+
+    return (k - 1) * ucoll__ceil_logk(p, k) * (m->alpha + (double)a->count * a->esize * m->beta);
+}
+
+static int knomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
+                         const ucoll_algo_params_t *prm)
+{
+    ucoll_comm_t *comm = ucoll__sched_comm(s);
+    int p = comm->size, k = radix(prm);
+    int sr       = ucoll__srank(comm->rank, a->root, p);
+    size_t bytes = a->count * a->esize;
+    int *children, n, st = UCOLL_OK;
+
+    if (bytes == 0) {
+        return UCOLL_OK;
+    }
+    children = malloc(sizeof(int) * (size_t)((k - 1) * ucoll__ceil_logk(p, k) + 1));
+    if (children == NULL) {
+        return UCOLL_ERR_NOMEM;
+    }
+    n = ucoll__knomial_children(sr, p, k, children, NULL);
+    if (sr != 0) {
+        int parent = ucoll__rank_of(ucoll__knomial_parent(sr, p, k), a->root, p);
+        if ((st = ucoll__sched_recv(s, a->rbuf, bytes, parent)) || (st = ucoll__sched_round(s))) {
+            goto out;
+        }
+    }
+    for (int i = n - 1; i >= 0; i--) {
+        if ((st = ucoll__sched_send(s, a->rbuf, bytes, ucoll__rank_of(children[i], a->root, p)))) {
+            goto out;
+        }
+    }
+out:
+    free(children);
+    return st;
+}
+
+const ucoll_algo_t ucoll__bcast_knomial = {
+    .id    = "knomial",
+    .desc  = "k-nomial tree (UCOLL_RADIX, default 4)",
+    .cost  = knomial_cost,
+    .build = knomial_build,
+};

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The reducing collectives under a launcher, algorithms forced:
+#   run_coll.sh ucollrun|mpirun LAUNCHER PROGRAM N SET [program args]
+# SET k forces algorithm k (modulo the op's count) of every op through
+# UCOLL_<OP>_ALGO and tests only the ops that set k reaches for the first
+# time, so sets 0..9 together cover every algorithm once. SET "nb" runs the
+# nonblocking test with the model's choices.
+set -euo pipefail
+kind=$1 launcher=$2 prog=$3 n=$4 set=$5
+shift 5
+declare -A algos=(
+  [barrier]="dissemination tree linear rdbl knomial"
+  [bcast]="binomial scag_ring scag_rdbl linear chain pipeline knomial bintree pipe_bintree kchain"
+  [reduce]="binomial rabenseifner linear pipeline inorder_bintree"
+  [allreduce]="rdbl rabenseifner ring reduce_bcast"
+  [reduce_scatter_block]="rhalving pairwise ring"
+  [reduce_scatter]="rhalving pairwise ring"
+  [scan]="rdbl linear pipeline"
+  [exscan]="rdbl linear pipeline"
+)
+ops=() xflags=(-x UCOLL_WAIT -x UCOLL_TIMEOUT -x UCOLL_SEGMENT_SIZE) forced=""
+export UCOLL_WAIT=${UCOLL_WAIT:-block} UCOLL_TIMEOUT=${UCOLL_TIMEOUT:-100}
+# small segments, so that the pipelined algorithms cut even small vectors
+export UCOLL_SEGMENT_SIZE=${UCOLL_SEGMENT_SIZE:-1k}
+if [[ $set == nb ]]; then
+  ops=(-N)
+else
+  for op in barrier bcast reduce allreduce reduce_scatter_block reduce_scatter scan exscan; do
+    read -ra list <<<"${algos[$op]}"
+    var="UCOLL_${op^^}_ALGO"
+    export "$var=${list[$((set % ${#list[@]}))]}"
+    xflags+=(-x "$var")
+    if ((set < ${#list[@]})); then
+      ops+=("$op")
+      forced+=" $op=${!var}"
+    fi
+  done
+  if ((${#ops[@]} == 0)); then
+    echo "set $set forces nothing new"; exit 0
+  fi
+fi
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+case $kind in
+ucollrun) cmd=("$launcher" -n "$n" --timeout 150 "$prog" "$@" "${ops[@]}") ;;
+mpirun) cmd=(timeout 170 "$launcher" --allow-run-as-root --oversubscribe -np "$n"
+             "${xflags[@]}" "$prog" "$@" "${ops[@]}") ;;
+*) echo "unknown launcher kind $kind"; exit 2 ;;
+esac
+echo "forced:$forced"
+if ! "${cmd[@]}" >"$out" 2>&1; then
+  cat "$out"; echo "FAIL: $kind -n $n set $set"; exit 1
+fi
+cat "$out"
+for ((r = 0; r < n; r++)); do
+  if ! grep -q "^coll_mr: rank $r of $n: [0-9]* cases, 0 failed" "$out"; then
+    echo "FAIL: rank $r of $n did not report success"; exit 1
+  fi
+done
+echo "ok: $kind -n $n set $set"
