@@ -1,9 +1,11 @@
 /*
  * Point-to-point part of a request (see request.h). Owned by the matching
- * engine and the wire protocol.
+ * engine and the wire protocol (lib/progress/p2p.c).
  */
 #ifndef UCOLL_P2P_REQ_H
 #define UCOLL_P2P_REQ_H
+
+#include "list.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -19,6 +21,19 @@ struct ucoll_p2p_req {
     int                space;   /* UCOLL_SPACE_P2P or _COLL */
     void             (*net_cb)(void *arg, int status); /* executor completion */
     void              *net_arg;
+    /* matching and protocol state */
+    int                world;     /* job rank of peer; -1 for ANY_SOURCE */
+    int                any_tag;
+    uint32_t           ctx_id;
+    uint32_t           seq;       /* send: sequence number of the message */
+    int                proto;     /* UCOLL_PROTO_* once chosen or matched */
+    uint64_t           post_seq;  /* receive: posting order */
+    ucoll_list_t       peer_link; /* in the peer's in-flight list */
+    int                inflight;
+    void              *op;        /* ucoll_tl_op_t of the UCX operation in flight */
+    void              *msg;       /* matched announcement awaiting its fetch */
+    void              *memh;      /* RNDV_GET send: registration */
+    void              *rkey;      /* RNDV_GET receive: unpacked rkey */
 };
 
 #endif

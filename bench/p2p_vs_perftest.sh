@@ -1,0 +1,71 @@
+#!/bin/bash
+# Compare ucoll's point-to-point with UCX's own ucx_perftest on this host:
+# 8-byte latency (ucoll_bench latency vs ucx_perftest -t tag_lat) and 4 MiB
+# bandwidth (ucoll_bench bw vs ucx_perftest -t tag_bw), for UCX_TLS=sm,self
+# and tcp,self. Each figure is the median of 3 runs, ucoll and perftest
+# alternating. ucx_perftest prints MB/s in 2^20 B/s; it is converted to
+# 1e6 B/s as ucoll_bench prints. Targets: latency ratio <= 1.15, bandwidth
+# ratio >= 0.9.
+#
+# usage: bench/p2p_vs_perftest.sh [BUILD_DIR]   (default: build)
+set -u
+BUILD=${1:-build}
+BENCH=$BUILD/bench/ucoll_bench
+RUNS=${RUNS:-3}
+if [ ! -x "$BENCH" ]; then
+    echo "no $BENCH: build first" >&2
+    exit 1
+fi
+if [ -x "$BUILD/launcher/ucollrun" ]; then
+    LAUNCH=("$BUILD/launcher/ucollrun" -n 2)
+else
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    LAUNCH=(mpirun --allow-run-as-root -np 2)
+fi
+export UCOLL_WAIT=spin
+
+median() { sort -g | awk '{v[NR]=$1} END {if (NR) print v[int((NR+1)/2)]; else print "nan"}'; }
+
+ucoll_fig() {   # mode size iters warmup -> figure of the single row
+    timeout 300 "${LAUNCH[@]}" "$BENCH" "$1" --min-size "$2" --max-size "$2" \
+        --iters "$3" --warmup "$4" 2>/dev/null | awk '!/^#/ && NF == 2 {print $2}'
+}
+
+perftest_fig() {   # test size iters field
+    local port=$((20000 + RANDOM % 20000)) out
+    timeout 120 ucx_perftest -p "$port" -t "$1" -s "$2" -n "$3" >/dev/null 2>&1 &
+    local srv=$!
+    sleep 0.5
+    out=$(timeout 120 ucx_perftest localhost -p "$port" -t "$1" -s "$2" -n "$3" 2>/dev/null |
+          awk -v f="$4" '/^Final:/ {print $f}')
+    wait "$srv" 2>/dev/null
+    echo "$out"
+}
+
+echo "# ucoll p2p vs ucx_perftest, $(date -u +%FT%TZ), launcher: ${LAUNCH[0]##*/}"
+echo "# $(ucx_info -v | head -1)"
+printf "# %-9s %-22s %12s %12s %8s %s\n" tls test ucoll perftest ratio target
+status=0
+for tls in sm,self tcp,self; do
+    export UCX_TLS=$tls
+    ul=(); pl=(); ub=(); pb=()
+    for ((i = 0; i < RUNS; i++)); do
+        ul+=("$(ucoll_fig latency 8 20000 2000)")
+        pl+=("$(perftest_fig tag_lat 8 20000 4)")
+        ub+=("$(ucoll_fig bw 4194304 20 2)")
+        pb+=("$(perftest_fig tag_bw 4194304 1280 6)")
+    done
+    echo "# $tls runs: ucoll lat ${ul[*]} us | perftest lat ${pl[*]} us | ucoll bw ${ub[*]} MB/s | perftest bw ${pb[*]} MiB/s"
+    mul=$(printf "%s\n" "${ul[@]}" | median)
+    mpl=$(printf "%s\n" "${pl[@]}" | median)
+    mub=$(printf "%s\n" "${ub[@]}" | median)
+    mpb=$(printf "%s\n" "${pb[@]}" | median | awk '{printf "%.2f", $1 * 1.048576}')
+    lr=$(awk -v a="$mul" -v b="$mpl" 'BEGIN {printf "%.3f", (b > 0) ? a / b : 0}')
+    br=$(awk -v a="$mub" -v b="$mpb" 'BEGIN {printf "%.3f", (b > 0) ? a / b : 0}')
+    lok=$(awk -v r="$lr" 'BEGIN {print (r > 0 && r <= 1.15) ? "ok" : "MISSED"}')
+    bok=$(awk -v r="$br" 'BEGIN {print (r >= 0.9) ? "ok" : "MISSED"}')
+    printf "  %-9s %-22s %12s %12s %8s %s\n" "$tls" "latency 8 B (us)" "$mul" "$mpl" "$lr" "<=1.15 $lok"
+    printf "  %-9s %-22s %12s %12s %8s %s\n" "$tls" "bandwidth 4 MiB (MB/s)" "$mub" "$mpb" "$br" ">=0.9 $bok"
+    [ "$lok" = ok ] && [ "$bok" = ok ] || status=1
+done
+exit $status

@@ -1,0 +1,607 @@
+/*
+ * UCX wiring: UCP context and worker, worker-address exchange through the
+ * bootstrap, endpoints created on first use, failure detection (see ucx.h).
+ */
+#include "transport/ucx.h"
+#include "transport/bootstrap.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ADDR_KEY "ucoll.addr"
+#define CLOSE_TIMEOUT_NS 5000000000ull
+
+/* What a rank publishes: its pid (for the same-node liveness watch), then
+ * its UCP worker address. */
+typedef struct {
+    uint32_t pid;
+    uint32_t len;
+    char     addr[];
+} tl_blob_t;
+
+uint64_t ucoll__tl_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int ucoll__tl_status(ucs_status_t status)
+{
+    switch (status) {
+    case UCS_OK:
+        return UCOLL_OK;
+    case UCS_ERR_NO_MEMORY:
+        return UCOLL_ERR_NOMEM;
+    case UCS_ERR_MESSAGE_TRUNCATED:
+        return UCOLL_ERR_TRUNCATE;
+    case UCS_ERR_CONNECTION_RESET:
+    case UCS_ERR_ENDPOINT_TIMEOUT:
+    case UCS_ERR_UNREACHABLE:
+    case UCS_ERR_REJECTED:
+    case UCS_ERR_NOT_CONNECTED:
+    case UCS_ERR_CANCELED:
+        return UCOLL_ERR_PEER;
+    default:
+        return UCOLL_ERR_TRANSPORT;
+    }
+}
+
+/* Print something UCX writes to a FILE into a malloc'ed string. */
+static char *ucx_print(void (*print)(void *obj, FILE *f), void *obj)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    if (f == NULL) {
+        return NULL;
+    }
+    print(obj, f);
+    fclose(f);
+    return buf;
+}
+
+static void print_context(void *obj, FILE *f) { ucp_context_print_info(obj, f); }
+static void print_ep(void *obj, FILE *f) { ucp_ep_print_info(obj, f); }
+
+static int has_shm_resource(const char *info)
+{
+    return info && (strstr(info, " posix/") || strstr(info, " sysv/") || strstr(info, " xpmem/"));
+}
+
+int ucoll__tl_init(ucoll_ctx_t *ctx)
+{
+    ucp_params_t params = {0};
+    ucp_worker_params_t wparams = {0};
+    ucp_config_t *config;
+    ucoll_boot_t *boot = ctx->boot;
+    tl_blob_t *blob;
+    ucoll_tl_t *tl;
+    ucs_status_t st;
+    size_t blob_len;
+    char *info;
+    int ret, i;
+
+    tl = calloc(1, sizeof(*tl));
+    if (tl == NULL) {
+        return UCOLL_ERR_NOMEM;
+    }
+    tl->ctx = ctx;
+    tl->efd = -1;
+    ucoll_list_init(&tl->ops_live);
+    ucoll_list_init(&tl->ops_free);
+    tl->peers = calloc((size_t)ctx->size, sizeof(*tl->peers));
+    if (tl->peers == NULL) {
+        ret = UCOLL_ERR_NOMEM;
+        goto err_free_tl;
+    }
+
+    st = ucp_config_read(NULL, NULL, &config);
+    if (st != UCS_OK) {
+        ucoll_error("cannot read the UCX configuration: %s", ucs_status_string(st));
+        ret = UCOLL_ERR_TRANSPORT;
+        goto err_free_peers;
+    }
+    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS |
+                        UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+    params.features = UCP_FEATURE_AM | UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
+    params.estimated_num_eps = (size_t)ctx->size;
+    params.mt_workers_shared = 0;
+    st = ucp_init(&params, config, &tl->context);
+    ucp_config_release(config);
+    if (st != UCS_OK) {
+        ucoll_error("ucp_init failed: %s", ucs_status_string(st));
+        ret = UCOLL_ERR_TRANSPORT;
+        goto err_free_peers;
+    }
+
+    wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wparams.thread_mode = UCS_THREAD_MODE_SINGLE;
+    st = ucp_worker_create(tl->context, &wparams, &tl->worker);
+    if (st != UCS_OK) {
+        ucoll_error("ucp_worker_create failed: %s", ucs_status_string(st));
+        ret = UCOLL_ERR_TRANSPORT;
+        goto err_cleanup_context;
+    }
+    st = ucp_worker_get_efd(tl->worker, &tl->efd);
+    if (st != UCS_OK) {
+        ucoll_error("ucp_worker_get_efd failed: %s", ucs_status_string(st));
+        ret = UCOLL_ERR_TRANSPORT;
+        goto err_destroy_worker;
+    }
+    st = ucp_worker_get_address(tl->worker, &tl->addr, &tl->addr_len);
+    if (st != UCS_OK) {
+        ucoll_error("ucp_worker_get_address failed: %s", ucs_status_string(st));
+        ret = UCOLL_ERR_TRANSPORT;
+        goto err_destroy_worker;
+    }
+    info = ucx_print(print_context, tl->context);
+    tl->have_shm = has_shm_resource(info);
+    free(info);
+
+    for (i = 0; i < ctx->size; i++) {
+        tl->peers[i].tl = tl;
+        tl->peers[i].rank = i;
+    }
+    if (boot->local_peers) {
+        for (i = 0; i < boot->local_size; i++) {
+            if (boot->local_peers[i] >= 0 && boot->local_peers[i] < ctx->size) {
+                tl->peers[boot->local_peers[i]].local = 1;
+            }
+        }
+    }
+    tl->peers[ctx->rank].local = 1;
+
+    blob_len = sizeof(*blob) + tl->addr_len;
+    blob = malloc(blob_len);
+    if (blob == NULL) {
+        ret = UCOLL_ERR_NOMEM;
+        goto err_release_addr;
+    }
+    blob->pid = (uint32_t)getpid();
+    blob->len = (uint32_t)tl->addr_len;
+    memcpy(blob->addr, tl->addr, tl->addr_len);
+    ret = boot->ops->publish(boot, ADDR_KEY, blob, blob_len);
+    free(blob);
+    if (ret != UCOLL_OK) {
+        goto err_release_addr;
+    }
+    if (ctx->cfg.modex == UCOLL_MODEX_FENCE && ctx->size > 1) {
+        ret = boot->ops->fence(boot, 1);
+        if (ret != UCOLL_OK) {
+            goto err_release_addr;
+        }
+    }
+    ctx->tl = tl;
+    ucoll_debug("UCX ready: %s shared memory, modex %s", tl->have_shm ? "with" : "without",
+                ctx->cfg.modex == UCOLL_MODEX_FENCE ? "fence" : "direct");
+    return UCOLL_OK;
+
+err_release_addr:
+    ucp_worker_release_address(tl->worker, tl->addr);
+err_destroy_worker:
+    ucp_worker_destroy(tl->worker);
+err_cleanup_context:
+    ucp_cleanup(tl->context);
+err_free_peers:
+    free(tl->peers);
+err_free_tl:
+    free(tl);
+    return ret;
+}
+
+static int fetch_addr(ucoll_ctx_t *ctx, ucoll_tl_peer_t *peer)
+{
+    ucoll_boot_t *boot = ctx->boot;
+    tl_blob_t *blob;
+    void *data;
+    size_t len;
+    int ret;
+
+    if (peer->rank == ctx->rank) {
+        peer->addr = malloc(ctx->tl->addr_len);
+        if (peer->addr == NULL) {
+            return UCOLL_ERR_NOMEM;
+        }
+        memcpy(peer->addr, ctx->tl->addr, ctx->tl->addr_len);
+        peer->addr_len = ctx->tl->addr_len;
+        peer->pid = getpid();
+        return UCOLL_OK;
+    }
+    ret = boot->ops->fetch(boot, peer->rank, ADDR_KEY, &data, &len);
+    if (ret != UCOLL_OK) {
+        ucoll_error("cannot fetch the address of rank %d", peer->rank);
+        return ret;
+    }
+    blob = data;
+    if (len < sizeof(*blob) || len != sizeof(*blob) + blob->len) {
+        ucoll_error("rank %d published a malformed address (%zu bytes)", peer->rank, len);
+        free(data);
+        return UCOLL_ERR_BOOTSTRAP;
+    }
+    peer->addr = malloc(blob->len);
+    if (peer->addr == NULL) {
+        free(data);
+        return UCOLL_ERR_NOMEM;
+    }
+    memcpy(peer->addr, blob->addr, blob->len);
+    peer->addr_len = blob->len;
+    peer->pid = (pid_t)blob->pid;
+    free(data);
+    return UCOLL_OK;
+}
+
+void ucoll__tl_set_failed(ucoll_ctx_t *ctx, int rank, int status)
+{
+    ucoll_tl_t *tl = ctx->tl;
+    ucoll_tl_peer_t *peer = &tl->peers[rank];
+
+    if (peer->state == UCOLL_TL_EP_FAILED) {
+        return;
+    }
+    if (peer->watched) {
+        peer->watched = 0;
+        tl->nwatched--;
+    }
+    peer->state = UCOLL_TL_EP_FAILED;
+    if (!ctx->finalizing) {
+        ucoll_error("rank %d is unreachable (%s): failing operations that depend on it", rank,
+                    ucoll_strerror(status));
+    }
+    if (tl->on_failure) {
+        tl->on_failure(ctx, rank, status);
+    }
+}
+
+static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    ucoll_tl_peer_t *peer = arg;
+
+    ucoll_debug("endpoint to rank %d failed: %s", peer->rank, ucs_status_string(status));
+    ucoll__tl_set_failed(peer->tl->ctx, peer->rank, ucoll__tl_status(status));
+}
+
+/* Shared memory when any lane runs over a shared-memory transport; lanes are
+ * printed as "N:tl/dev.idx". */
+static int ep_kind(ucp_ep_h ep)
+{
+    char *info = ucx_print(print_ep, ep);
+    int shm;
+
+    shm = info == NULL || strstr(info, ":posix/") || strstr(info, ":sysv/") ||
+          strstr(info, ":self/") || strstr(info, ":xpmem/");
+    free(info);
+    return shm ? UCOLL_TL_KIND_SHM : UCOLL_TL_KIND_NET;
+}
+
+int ucoll__tl_ep(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p)
+{
+    ucoll_tl_t *tl = ctx->tl;
+    ucoll_tl_peer_t *peer = &tl->peers[rank];
+    ucp_ep_params_t params = {0};
+    ucs_status_t st;
+    int ret, watch;
+
+    if (peer->state == UCOLL_TL_EP_UP) {
+        *ep_p = peer->ep;
+        return UCOLL_OK;
+    }
+    if (peer->state == UCOLL_TL_EP_FAILED) {
+        return UCOLL_ERR_PEER;
+    }
+    if (peer->addr == NULL) {
+        ret = fetch_addr(ctx, peer);
+        if (ret != UCOLL_OK) {
+            return ret;
+        }
+    }
+    /* see ucx.h: same-node peers over shared memory are watched by pid */
+    watch = rank == ctx->rank || (peer->local && tl->have_shm);
+    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+    params.address = peer->addr;
+    if (watch) {
+        params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
+    } else {
+        params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
+        params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+        params.err_handler.cb = ep_error_cb;
+        params.err_handler.arg = peer;
+    }
+    st = ucp_ep_create(tl->worker, &params, &peer->ep);
+    if (st != UCS_OK) {
+        ucoll_error("cannot connect to rank %d: %s", rank, ucs_status_string(st));
+        return UCOLL_ERR_TRANSPORT;
+    }
+    peer->state = UCOLL_TL_EP_UP;
+    peer->err_peer = !watch;
+    peer->kind = ep_kind(peer->ep);
+    if (watch && rank != ctx->rank) {
+        peer->watched = 1;
+        tl->nwatched++;
+    }
+    ucoll_debug("connected to rank %d (%s, %s)", rank,
+                peer->kind == UCOLL_TL_KIND_SHM ? "shm" : "net",
+                watch ? "pid watch" : "peer error handling");
+    *ep_p = peer->ep;
+    return UCOLL_OK;
+}
+
+int ucoll__tl_kind(ucoll_ctx_t *ctx, int rank)
+{
+    ucp_ep_h ep;
+
+    if (ucoll__tl_ep(ctx, rank, &ep) != UCOLL_OK) {
+        return UCOLL_TL_KIND_SHM;
+    }
+    return ctx->tl->peers[rank].kind;
+}
+
+static int pid_alive(pid_t pid)
+{
+    char path[64], buf[256], *p;
+    ssize_t n;
+    FILE *f;
+
+    if (kill(pid, 0) != 0 && errno == ESRCH) {
+        return 0;
+    }
+    /* an exited child that nobody reaped yet still answers kill() */
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    f = fopen(path, "r");
+    if (f == NULL) {
+        return errno != ENOENT;
+    }
+    n = (ssize_t)fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    if (n <= 0) {
+        return 1;
+    }
+    buf[n] = '\0';
+    p = strrchr(buf, ')');
+    return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
+}
+
+void ucoll__tl_watch(ucoll_ctx_t *ctx)
+{
+    ucoll_tl_t *tl = ctx->tl;
+    int i;
+
+    tl->watch_last = ucoll__tl_now_ns();
+    for (i = 0; i < ctx->size && tl->nwatched; i++) {
+        if (tl->peers[i].watched && !pid_alive(tl->peers[i].pid)) {
+            ucoll__tl_set_failed(ctx, i, UCOLL_ERR_PEER);
+        }
+    }
+}
+
+int ucoll__tl_progress(ucoll_ctx_t *ctx)
+{
+    ucoll_tl_t *tl = ctx->tl;
+    int n = (int)ucp_worker_progress(tl->worker);
+
+    if (tl->nwatched && (++tl->watch_tick & 1023) == 0 &&
+        ucoll__tl_now_ns() - tl->watch_last >= UCOLL_TL_WATCH_NS) {
+        ucoll__tl_watch(ctx);
+    }
+    return n;
+}
+
+int ucoll__tl_arm(ucoll_ctx_t *ctx)
+{
+    ucs_status_t st = ucp_worker_arm(ctx->tl->worker);
+
+    if (st == UCS_OK) {
+        return 0;
+    }
+    if (st != UCS_ERR_BUSY) {
+        ucoll_debug("ucp_worker_arm: %s", ucs_status_string(st));
+    }
+    return 1;
+}
+
+ucoll_tl_op_t *ucoll__tl_op_alloc(ucoll_tl_t *tl, void *req, int what)
+{
+    ucoll_tl_op_t *op;
+
+    if (!ucoll_list_empty(&tl->ops_free)) {
+        op = ucoll_list_first(&tl->ops_free, ucoll_tl_op_t, link);
+        ucoll_list_del(&op->link);
+    } else {
+        op = malloc(sizeof(*op));
+        if (op == NULL) {
+            return NULL;
+        }
+    }
+    op->tl = tl;
+    op->req = req;
+    op->what = what;
+    op->ucp_req = NULL;
+    ucoll_list_add_tail(&tl->ops_live, &op->link);
+    return op;
+}
+
+void ucoll__tl_op_free(ucoll_tl_t *tl, ucoll_tl_op_t *op)
+{
+    ucoll_list_del(&op->link);
+    ucoll_list_add_head(&tl->ops_free, &op->link);
+}
+
+void ucoll__tl_close_eps(ucoll_ctx_t *ctx)
+{
+    ucoll_tl_t *tl = ctx->tl;
+    ucp_request_param_t param = {0};
+    void **reqs;
+    uint64_t deadline;
+    int i, pending;
+
+    if (tl == NULL) {
+        return;
+    }
+    reqs = calloc((size_t)ctx->size, sizeof(*reqs));
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    for (i = 0; i < ctx->size; i++) {
+        ucoll_tl_peer_t *peer = &tl->peers[i];
+        void *r;
+
+        if (peer->ep == NULL) {
+            continue;
+        }
+        param.flags = (peer->state == UCOLL_TL_EP_FAILED || peer->err_peer)
+                          ? UCP_EP_CLOSE_FLAG_FORCE
+                          : 0;
+        r = ucp_ep_close_nbx(peer->ep, &param);
+        peer->ep = NULL;
+        if (peer->state == UCOLL_TL_EP_UP) {
+            peer->state = UCOLL_TL_EP_NONE;
+        }
+        if (peer->watched) {
+            peer->watched = 0;
+            tl->nwatched--;
+        }
+        if (UCS_PTR_IS_PTR(r)) {
+            if (reqs) {
+                reqs[i] = r;
+            } else {
+                ucp_request_free(r);
+            }
+        }
+    }
+    deadline = ucoll__tl_now_ns() + CLOSE_TIMEOUT_NS;
+    do {
+        pending = 0;
+        ucp_worker_progress(tl->worker);
+        for (i = 0; reqs && i < ctx->size; i++) {
+            if (reqs[i] == NULL) {
+                continue;
+            }
+            if (ucp_request_check_status(reqs[i]) == UCS_INPROGRESS) {
+                pending++;
+            } else {
+                ucp_request_free(reqs[i]);
+                reqs[i] = NULL;
+            }
+        }
+    } while (pending && ucoll__tl_now_ns() < deadline);
+    if (pending) {
+        ucoll_warn("%d endpoint(s) did not close in time", pending);
+        for (i = 0; i < ctx->size; i++) {
+            if (reqs[i]) {
+                ucp_request_free(reqs[i]);
+            }
+        }
+    }
+    free(reqs);
+}
+
+void ucoll__tl_cleanup(ucoll_ctx_t *ctx)
+{
+    ucoll_tl_t *tl = ctx->tl;
+    ucoll_list_t *pos, *tmp;
+    int i;
+
+    if (tl == NULL) {
+        return;
+    }
+    ucoll__tl_close_eps(ctx);
+    ucp_worker_release_address(tl->worker, tl->addr);
+    ucp_worker_destroy(tl->worker);
+    ucp_cleanup(tl->context);
+    /* the worker is gone: no callback can reach an op any more */
+    ucoll_list_for_each_safe(pos, tmp, &tl->ops_live) {
+        free(ucoll_container_of(pos, ucoll_tl_op_t, link));
+    }
+    ucoll_list_for_each_safe(pos, tmp, &tl->ops_free) {
+        free(ucoll_container_of(pos, ucoll_tl_op_t, link));
+    }
+    for (i = 0; i < ctx->size; i++) {
+        free(tl->peers[i].addr);
+    }
+    free(tl->peers);
+    free(tl);
+    ctx->tl = NULL;
+}
+
+void ucoll__tl_describe(ucoll_ctx_t *ctx, FILE *out)
+{
+    ucoll_tl_t *tl = ctx->tl;
+
+    if (tl == NULL) {
+        fprintf(out, "# no UCX context (simulated network)\n");
+        return;
+    }
+    ucp_context_print_info(tl->context, out);
+    ucp_worker_print_info(tl->worker, out);
+    fprintf(out, "# same-node peers: %s\n",
+            tl->have_shm ? "shared memory, liveness watched by pid"
+                         : "no shared memory transport, UCX peer error handling");
+}
+
+int ucoll_peer_transports(ucoll_ctx_t *ctx, int world_rank, char *buf, size_t len)
+{
+    char *info, *p, *q, *out;
+    size_t n = 0;
+    ucp_ep_h ep;
+    int ret;
+
+    if (ctx == NULL || buf == NULL || len == 0 || world_rank < 0 || world_rank >= ctx->size) {
+        return UCOLL_ERR_ARG;
+    }
+    if (ctx->tl == NULL) {
+        snprintf(buf, len, "sim");
+        return UCOLL_OK;
+    }
+    ret = ucoll__tl_ep(ctx, world_rank, &ep);
+    if (ret != UCOLL_OK) {
+        return ret;
+    }
+    info = ucx_print(print_ep, ep);
+    if (info == NULL) {
+        return UCOLL_ERR_NOMEM;
+    }
+    out = malloc(strlen(info) + 1);
+    if (out == NULL) {
+        free(info);
+        return UCOLL_ERR_NOMEM;
+    }
+    out[0] = '\0';
+    /* lanes are printed as "lane[i]:  N:tl/dev.idx md[..] ..." */
+    for (p = strstr(info, "lane["); p; p = strstr(p + 1, "lane[")) {
+        char name[128];
+        size_t k = 0;
+
+        q = strchr(p, ':');
+        if (q == NULL) {
+            break;
+        }
+        q++;
+        while (*q == ' ') {
+            q++;
+        }
+        q = strchr(q, ':');
+        if (q == NULL) {
+            break;
+        }
+        q++;
+        while (q[k] && q[k] != ' ' && q[k] != '\n' && k < sizeof(name) - 1) {
+            name[k] = q[k];
+            k++;
+        }
+        name[k] = '\0';
+        if (k > 2 && name[k - 2] == '.') {
+            name[k - 2] = '\0';  /* drop the ".idx" of the device */
+        }
+        if (name[0] && !strstr(out, name)) {
+            n += (size_t)sprintf(out + n, "%s%s", n ? " " : "", name);
+        }
+    }
+    snprintf(buf, len, "%s", n ? out : "unknown");
+    free(out);
+    free(info);
+    return UCOLL_OK;
+}

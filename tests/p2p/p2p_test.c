@@ -1,0 +1,582 @@
+/*
+ * Point-to-point tests over the public API, run under a launcher with 2..8
+ * ranks:
+ *   p2p_test [all]   every case below
+ *   p2p_test kill    rank 1 dies without finalize while rank 0 waits on it
+ *   p2p_test timeout with UCOLL_TIMEOUT=1, a wait for a message not sent yet
+ *                    times out, the request stays valid and completes later
+ * Cases: argument errors, self, zero bytes, sizes 0..64 MiB across the
+ * eager/rendezvous threshold (content checked), wildcards (and the
+ * specific-vs-wildcard posting order), order across the eager/rendezvous
+ * boundary with ANY_TAG, truncation (eager and rendezvous, then a message
+ * to prove the pair is still consistent), 10,000 outstanding requests both
+ * ways, and an unexpected-queue flood of 20,000 messages.
+ * Prints "p2p_test: PASS" on rank 0 and exits 0 when every check held.
+ */
+#include <ucoll.h>
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int me, np, failures;
+static ucoll_comm_t *world;
+
+#define FAIL(...)                                                              \
+    do {                                                                       \
+        fprintf(stderr, "rank %d: %s:%d: ", me, __func__, __LINE__);           \
+        fprintf(stderr, __VA_ARGS__);                                          \
+        fprintf(stderr, "\n");                                                 \
+        failures++;                                                            \
+    } while (0)
+
+#define OK(_call)                                                              \
+    do {                                                                       \
+        int _r = (_call);                                                      \
+        if (_r != UCOLL_OK) {                                                  \
+            FAIL("%s: %s", #_call, ucoll_strerror(_r));                        \
+            return;                                                            \
+        }                                                                      \
+    } while (0)
+
+#define EXPECT(_call, _want)                                                   \
+    do {                                                                       \
+        int _r = (_call);                                                      \
+        if (_r != (_want)) {                                                   \
+            FAIL("%s returned %d (%s), expected %s", #_call, _r,               \
+                 ucoll_strerror(_r), #_want);                                  \
+        }                                                                      \
+    } while (0)
+
+static unsigned char pat(int src, size_t i, size_t salt)
+{
+    return (unsigned char)((size_t)src * 131 + i * 7 + salt * 13 + (i >> 8));
+}
+
+static void fill(void *buf, size_t n, int src, size_t salt)
+{
+    unsigned char *b = buf;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        b[i] = pat(src, i, salt);
+    }
+}
+
+static int check(const void *buf, size_t n, int src, size_t salt)
+{
+    const unsigned char *b = buf;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        if (b[i] != pat(src, i, salt)) {
+            FAIL("byte %zu of %zu from %d (salt %zu): %u != %u", i, n, src, salt, b[i],
+                 pat(src, i, salt));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Zero-byte exchange with everyone: a barrier made of point-to-point. */
+static void sync_all(int tag)
+{
+    ucoll_req_t *r[2 * 64];
+    int i, n = 0;
+
+    for (i = 0; i < np; i++) {
+        if (i != me) {
+            OK(ucoll_irecv(NULL, 0, UCOLL_BYTE, i, tag, world, &r[n++]));
+            OK(ucoll_isend(NULL, 0, UCOLL_BYTE, i, tag, world, &r[n++]));
+        }
+    }
+    OK(ucoll_waitall((size_t)n, r));
+}
+
+static void test_args(void)
+{
+    ucoll_req_t *r = NULL;
+    char b[8] = {0};
+
+    EXPECT(ucoll_isend(b, 1, UCOLL_BYTE, -1, 0, world, &r), UCOLL_ERR_ARG);
+    EXPECT(ucoll_isend(b, 1, UCOLL_BYTE, np, 0, world, &r), UCOLL_ERR_ARG);
+    EXPECT(ucoll_isend(b, 1, UCOLL_BYTE, UCOLL_ANY_SOURCE, 0, world, &r), UCOLL_ERR_ARG);
+    EXPECT(ucoll_isend(b, 1, UCOLL_BYTE, 0, -1, world, &r), UCOLL_ERR_ARG);
+    EXPECT(ucoll_isend(b, 1, UCOLL_BYTE, 0, UCOLL_TAG_UB + 1, world, &r), UCOLL_ERR_ARG);
+    EXPECT(ucoll_isend(NULL, 1, UCOLL_BYTE, 0, 0, world, &r), UCOLL_ERR_ARG);
+    EXPECT(ucoll_isend(b, 1, UCOLL_DTYPE_LAST, 0, 0, world, &r), UCOLL_ERR_ARG);
+    EXPECT(ucoll_isend(b, 1, (ucoll_dtype_t)-5, 0, 0, world, &r), UCOLL_ERR_ARG);
+    EXPECT(ucoll_isend(b, 1, UCOLL_BYTE, 0, 0, NULL, &r), UCOLL_ERR_ARG);
+    EXPECT(ucoll_isend(b, 1, UCOLL_BYTE, 0, 0, world, NULL), UCOLL_ERR_ARG);
+    EXPECT(ucoll_irecv(b, 1, UCOLL_BYTE, np, 0, world, &r), UCOLL_ERR_ARG);
+    EXPECT(ucoll_irecv(b, 1, UCOLL_BYTE, -2, 0, world, &r), UCOLL_ERR_ARG);
+    EXPECT(ucoll_irecv(b, 1, UCOLL_BYTE, 0, -2, world, &r), UCOLL_ERR_ARG);
+    EXPECT(ucoll_irecv(NULL, 2, UCOLL_INT32, 0, 0, world, &r), UCOLL_ERR_ARG);
+    EXPECT(ucoll_irecv(b, 1, UCOLL_BYTE, 0, 0, NULL, &r), UCOLL_ERR_ARG);
+    EXPECT(ucoll_send(b, 1, UCOLL_BYTE, np + 3, 0, world), UCOLL_ERR_ARG);
+    EXPECT(ucoll_recv(b, 1, UCOLL_DTYPE_LAST, 0, 0, world, NULL), UCOLL_ERR_ARG);
+    EXPECT(ucoll_wait(NULL, NULL), UCOLL_ERR_ARG);
+    if (r != NULL) {
+        FAIL("a failed call set the request");
+    }
+}
+
+static void test_self(void)
+{
+    static const size_t sizes[] = {0, 1, 100, 8192, 8193, 300000};
+    ucoll_status_t st;
+    ucoll_req_t *r[2];
+    size_t i, n;
+    char *s, *d;
+
+    for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        n = sizes[i];
+        s = malloc(n + 1);
+        d = malloc(n + 1);
+        fill(s, n, me, n);
+        /* receive posted after the send, then before */
+        OK(ucoll_isend(s, n, UCOLL_BYTE, me, 7, world, &r[0]));
+        OK(ucoll_irecv(d, n, UCOLL_BYTE, me, 7, world, &r[1]));
+        OK(ucoll_wait(r[1], &st));
+        OK(ucoll_wait(r[0], NULL));
+        if (st.source != me || st.tag != 7 || st.bytes != n) {
+            FAIL("self status %d/%d/%zu for %zu", st.source, st.tag, st.bytes, n);
+        }
+        check(d, n, me, n);
+        /* wildcards, each with the other field fixed: other ranks may
+         * already be sending to us */
+        memset(d, 0, n + 1);
+        OK(ucoll_irecv(d, n, UCOLL_BYTE, UCOLL_ANY_SOURCE, 8, world, &r[1]));
+        OK(ucoll_isend(s, n, UCOLL_BYTE, me, 8, world, &r[0]));
+        OK(ucoll_waitall(2, r));
+        check(d, n, me, n);
+        memset(d, 0, n + 1);
+        OK(ucoll_isend(s, n, UCOLL_BYTE, me, 9, world, &r[0]));
+        OK(ucoll_irecv(d, n, UCOLL_BYTE, me, UCOLL_ANY_TAG, world, &r[1]));
+        OK(ucoll_wait(r[1], &st));
+        OK(ucoll_wait(r[0], NULL));
+        if (st.tag != 9 || st.bytes != n) {
+            FAIL("self ANY_TAG status %d/%zu", st.tag, st.bytes);
+        }
+        check(d, n, me, n);
+        free(s);
+        free(d);
+    }
+}
+
+/* Ring: each rank sends to me+1 and receives from me-1, every size. */
+static void test_sizes(void)
+{
+    static const size_t sizes[] = {0,    1,     7,      100,     4095,    8191,    8192,
+                                   8193, 16384, 65536,  100003,  1 << 20, 4 << 20};
+    int to = (me + 1) % np, from = (me - 1 + np) % np;
+    ucoll_status_t st;
+    ucoll_req_t *r[2];
+    size_t i, n;
+    char *s, *d;
+
+    for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        n = sizes[i];
+        s = malloc(n + 1);
+        d = malloc(n + 1);
+        fill(s, n, me, n);
+        memset(d, 0xee, n + 1);
+        OK(ucoll_irecv(d, n, UCOLL_BYTE, from, 3, world, &r[0]));
+        OK(ucoll_isend(s, n, UCOLL_BYTE, to, 3, world, &r[1]));
+        OK(ucoll_wait(r[0], &st));
+        OK(ucoll_wait(r[1], NULL));
+        if (st.source != from || st.tag != 3 || st.bytes != n || st.error != UCOLL_OK) {
+            FAIL("status %d/%d/%zu/%d for %zu", st.source, st.tag, st.bytes, st.error, n);
+        }
+        check(d, n, from, n);
+        if ((unsigned char)d[n] != 0xee) {
+            FAIL("wrote past the message of %zu bytes", n);
+        }
+        free(s);
+        free(d);
+    }
+}
+
+/* 64 MiB between ranks 0 and 1, both directions, typed as int32. */
+static void test_huge(void)
+{
+    size_t n = 64u << 20;
+    char *s, *d;
+
+    if (me > 1) {
+        return;
+    }
+    s = malloc(n);
+    d = malloc(n);
+    fill(s, n, me, 64);
+    if (me == 0) {
+        OK(ucoll_send(s, n / 4, UCOLL_INT32, 1, 9, world));
+        OK(ucoll_recv(d, n / 4, UCOLL_INT32, 1, 9, world, NULL));
+    } else {
+        OK(ucoll_recv(d, n / 4, UCOLL_INT32, 0, 9, world, NULL));
+        OK(ucoll_send(s, n / 4, UCOLL_INT32, 0, 9, world));
+    }
+    check(d, n, 1 - me, 64);
+    free(s);
+    free(d);
+}
+
+/* Rank 0 takes one message from every other rank with ANY_SOURCE/ANY_TAG;
+ * then the older posted receive wins between a wildcard and a specific. */
+static void test_wildcard(void)
+{
+    ucoll_status_t st;
+    ucoll_req_t *r[2];
+    int i, seen[64] = {0}, v, a = -1, b = -1;
+
+    if (me == 0) {
+        for (i = 1; i < np; i++) {
+            OK(ucoll_recv(&v, 1, UCOLL_INT32, UCOLL_ANY_SOURCE, UCOLL_ANY_TAG, world, &st));
+            if (st.source < 1 || st.source >= np || seen[st.source]++ || st.tag != 40 + st.source ||
+                v != st.source * 1000) {
+                FAIL("wildcard got src %d tag %d value %d", st.source, st.tag, v);
+            }
+        }
+        OK(ucoll_irecv(&a, 1, UCOLL_INT32, UCOLL_ANY_SOURCE, 5, world, &r[0]));
+        OK(ucoll_irecv(&b, 1, UCOLL_INT32, 1, 5, world, &r[1]));
+        OK(ucoll_send(&v, 0, UCOLL_BYTE, 1, 6, world));  /* go */
+        OK(ucoll_waitall(2, r));
+        if (a != 1 || b != 2) {
+            FAIL("older posted receive must match first: got %d, %d", a, b);
+        }
+        /* release the others only now: their next messages would match the
+         * ANY_TAG receives above */
+        for (i = 2; i < np; i++) {
+            OK(ucoll_send(&v, 0, UCOLL_BYTE, i, 41, world));
+        }
+    } else {
+        v = me * 1000;
+        OK(ucoll_send(&v, 1, UCOLL_INT32, 0, 40 + me, world));
+        if (me > 1) {
+            OK(ucoll_recv(&v, 0, UCOLL_BYTE, 0, 41, world, NULL));
+        } else {
+            OK(ucoll_recv(&v, 0, UCOLL_BYTE, 0, 6, world, NULL));
+            v = 1;
+            OK(ucoll_send(&v, 1, UCOLL_INT32, 0, 5, world));
+            v = 2;
+            OK(ucoll_send(&v, 1, UCOLL_INT32, 0, 5, world));
+        }
+    }
+}
+
+/* Mixed sizes on one pair; receiver posts in order with ANY_TAG, part of
+ * them before the messages arrive and part after. */
+static void test_order(void)
+{
+    static const size_t sizes[] = {0, 10, 8192, 8193, 40000, 3, 200000, 8191, 1 << 20, 64};
+    enum { N = 120 };
+    int peer = me ^ 1, i;
+    ucoll_req_t *r[N];
+    ucoll_status_t st;
+    char *buf[N];
+
+    if (peer >= np) {
+        return;
+    }
+    for (i = 0; i < N; i++) {
+        size_t n = sizes[i % 10];
+        buf[i] = malloc(n + 1);
+        if (me & 1) {
+            fill(buf[i], n, me, (size_t)i);
+        }
+    }
+    if (me & 1) {
+        for (i = 0; i < N; i++) {
+            OK(ucoll_isend(buf[i], sizes[i % 10], UCOLL_BYTE, peer, i, world, &r[i]));
+        }
+        OK(ucoll_waitall(N, r));
+    } else {
+        for (i = 0; i < N / 2; i++) {
+            OK(ucoll_irecv(buf[i], sizes[i % 10], UCOLL_BYTE, peer, UCOLL_ANY_TAG, world, &r[i]));
+        }
+        usleep(50000);
+        for (; i < N; i++) {
+            OK(ucoll_irecv(buf[i], sizes[i % 10], UCOLL_BYTE, peer, UCOLL_ANY_TAG, world, &r[i]));
+        }
+        for (i = 0; i < N; i++) {
+            OK(ucoll_wait(r[i], &st));
+            if (st.tag != i || st.bytes != sizes[i % 10]) {
+                FAIL("message %d arrived as tag %d, %zu bytes", i, st.tag, st.bytes);
+                break;
+            }
+            check(buf[i], sizes[i % 10], peer, (size_t)i);
+        }
+    }
+    for (i = 0; i < N; i++) {
+        free(buf[i]);
+    }
+}
+
+static void test_truncate(void)
+{
+    static const size_t sizes[] = {100, 8000, 1 << 20};
+    int peer = me ^ 1;
+    ucoll_status_t st;
+    size_t i, n;
+    char *s, *d;
+
+    if (peer >= np) {
+        return;
+    }
+    for (i = 0; i < 3; i++) {
+        n = sizes[i];
+        s = malloc(n);
+        d = malloc(n);
+        fill(s, n, me, n);
+        if (me & 1) {
+            OK(ucoll_send(s, n, UCOLL_BYTE, peer, 11, world));
+            OK(ucoll_send(s, n, UCOLL_BYTE, peer, 12, world));
+        } else {
+            memset(d, 0, n);
+            EXPECT(ucoll_recv(d, n / 2, UCOLL_BYTE, peer, 11, world, &st), UCOLL_ERR_TRUNCATE);
+            if (st.bytes != n || st.error != UCOLL_ERR_TRUNCATE || st.tag != 11) {
+                FAIL("truncated status: %zu bytes, error %d", st.bytes, st.error);
+            }
+            if ((unsigned char)d[n / 2] != 0) {
+                FAIL("truncated receive wrote past the buffer");
+            }
+            /* the pair still works, in order */
+            OK(ucoll_recv(d, n, UCOLL_BYTE, peer, UCOLL_ANY_TAG, world, &st));
+            if (st.tag != 12) {
+                FAIL("after truncation got tag %d", st.tag);
+            }
+            check(d, n, peer, n);
+        }
+        free(s);
+        free(d);
+    }
+}
+
+/* 10,000 outstanding requests: receives posted first one way, sends first
+ * the other way. */
+static void test_many(void)
+{
+    enum { N = 10000 };
+    int peer = me ^ 1, i, phase;
+    ucoll_req_t **r;
+    int *v;
+
+    if (peer >= np) {
+        return;
+    }
+    r = malloc(N * sizeof(*r));
+    v = malloc(N * sizeof(*v));
+    for (phase = 0; phase < 2; phase++) {
+        int recv_side = (me & 1) == phase;
+        if (recv_side) {
+            for (i = 0; i < N; i++) {
+                v[i] = -1;
+                OK(ucoll_irecv(&v[i], 1, UCOLL_INT32, peer, i % 7, world, &r[i]));
+            }
+            OK(ucoll_send(NULL, 0, UCOLL_BYTE, peer, 20, world));
+        } else {
+            OK(ucoll_recv(NULL, 0, UCOLL_BYTE, peer, 20, world, NULL));
+            for (i = 0; i < N; i++) {
+                v[i] = i;
+                OK(ucoll_isend(&v[i], 1, UCOLL_INT32, peer, i % 7, world, &r[i]));
+            }
+        }
+        OK(ucoll_waitall(N, r));
+        for (i = 0; recv_side && i < N; i++) {
+            if (v[i] != i) {
+                FAIL("outstanding receive %d got %d", i, v[i]);
+                break;
+            }
+        }
+    }
+    free(r);
+    free(v);
+}
+
+/* The sender floods 20,000 small messages before the receiver posts any. */
+static void test_flood(void)
+{
+    enum { N = 20000, SZ = 64 };
+    int peer = me ^ 1, i;
+    ucoll_req_t **r;
+    ucoll_status_t st;
+    char *buf;
+
+    if (peer >= np) {
+        return;
+    }
+    r = malloc(N * sizeof(*r));
+    buf = malloc((size_t)N * SZ);
+    if (me & 1) {
+        for (i = 0; i < N; i++) {
+            fill(buf + (size_t)i * SZ, SZ, me, (size_t)i);
+            OK(ucoll_isend(buf + (size_t)i * SZ, SZ, UCOLL_BYTE, peer, i & 0xffff, world, &r[i]));
+        }
+        OK(ucoll_send(NULL, 0, UCOLL_BYTE, peer, 0x7fff0, world));
+        OK(ucoll_waitall(N, r));
+    } else {
+        OK(ucoll_recv(NULL, 0, UCOLL_BYTE, peer, 0x7fff0, world, NULL));
+        for (i = 0; i < N; i++) {
+            OK(ucoll_irecv(buf + (size_t)i * SZ, SZ, UCOLL_BYTE, peer, UCOLL_ANY_TAG, world,
+                           &r[i]));
+        }
+        for (i = 0; i < N; i++) {
+            OK(ucoll_wait(r[i], &st));
+            if (st.tag != (i & 0xffff)) {
+                FAIL("flood message %d came as tag %d", i, st.tag);
+                break;
+            }
+            if (check(buf + (size_t)i * SZ, SZ, peer, (size_t)i)) {
+                break;
+            }
+        }
+    }
+    free(r);
+    free(buf);
+}
+
+static int run_kill(ucoll_ctx_t *ctx)
+{
+    struct timespec t0, t1;
+    ucoll_status_t st;
+    ucoll_req_t *r, *w;
+    double secs;
+    int v = 0, ret, ret2;
+
+    /* the launcher may end the job once a rank exits without finalizing:
+     * rank 0 outlives its SIGTERM long enough to report (it is SIGKILLed
+     * after a grace period) */
+    signal(SIGTERM, SIG_IGN);
+    sync_all(1);
+    if (me == 1) {
+        usleep(100000);
+        _exit(0);
+    }
+    if (me != 0) {
+        _exit(0);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ret = ucoll_irecv(&v, 1, UCOLL_INT32, 1, 0, world, &r);
+    if (ret == UCOLL_OK) {
+        ret = ucoll_wait(r, &st);
+    }
+    ret2 = ucoll_irecv(&v, 1, UCOLL_INT32, UCOLL_ANY_SOURCE, 0, world, &w);
+    if (ret2 == UCOLL_OK) {
+        ret2 = ucoll_wait(w, NULL);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    if (ret != UCOLL_ERR_PEER || ret2 != UCOLL_ERR_PEER || secs > 20) {
+        FAIL("receive from a dead peer: %s / %s after %.2f s", ucoll_strerror(ret),
+             ucoll_strerror(ret2), secs);
+    } else {
+        printf("p2p_test: dead peer detected in %.2f s\n", secs);
+    }
+    ret = ucoll_send(&v, 1, UCOLL_INT32, 1, 0, world);
+    if (ret != UCOLL_ERR_PEER) {
+        FAIL("send to a dead peer: %s", ucoll_strerror(ret));
+    }
+    (void)ctx;
+    /* the job has lost a rank: no collective finalize */
+    printf("p2p_test: %s\n", failures ? "FAIL" : "PASS");
+    fflush(stdout);
+    _exit(failures ? 1 : 0);
+}
+
+static void run_timeout(void)
+{
+    struct timespec t0, t1;
+    ucoll_req_t *r;
+    double secs;
+    int v = 0, ret;
+
+    if (me == 0) {
+        OK(ucoll_irecv(&v, 1, UCOLL_INT32, 1, 99, world, &r));
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        ret = ucoll_wait(r, NULL);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        if (ret != UCOLL_ERR_TIMEOUT || secs < 0.9 || secs > 5) {
+            FAIL("wait returned %s after %.2f s, expected a timeout after 1 s",
+                 ucoll_strerror(ret), secs);
+        }
+        OK(ucoll_send(&v, 0, UCOLL_BYTE, 1, 98, world));
+        OK(ucoll_wait(r, NULL));
+        if (v != 1234) {
+            FAIL("late message carried %d", v);
+        }
+    } else if (me == 1) {
+        /* rank 0 only says go after its own timeout: wait through ours */
+        OK(ucoll_irecv(&v, 0, UCOLL_BYTE, 0, 98, world, &r));
+        while ((ret = ucoll_wait(r, NULL)) == UCOLL_ERR_TIMEOUT) {
+        }
+        OK(ret);
+        v = 1234;
+        OK(ucoll_send(&v, 1, UCOLL_INT32, 0, 99, world));
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "all";
+    ucoll_ctx_t *ctx;
+    int ret;
+
+    if (!strcmp(mode, "timeout")) {
+        setenv("UCOLL_TIMEOUT", "1", 1);
+    }
+    ret = ucoll_init(&ctx);
+    if (ret != UCOLL_OK) {
+        fprintf(stderr, "ucoll_init: %s\n", ucoll_strerror(ret));
+        return 1;
+    }
+    world = ucoll_comm_world(ctx);
+    me = ucoll_comm_rank(world);
+    np = ucoll_comm_size(world);
+    if (np > 64) {
+        fprintf(stderr, "p2p_test: at most 64 ranks\n");
+        return 1;
+    }
+    if (!strcmp(mode, "kill")) {
+        if (np < 2) {
+            fprintf(stderr, "p2p_test kill needs 2 ranks\n");
+            return 1;
+        }
+        return run_kill(ctx);
+    }
+    if (!strcmp(mode, "timeout")) {
+        if (np > 1) {
+            run_timeout();
+        }
+        goto out;
+    }
+    test_args();
+    test_self();
+    sync_all(1);
+    test_sizes();
+    sync_all(1);
+    if (np > 1) {
+        test_wildcard();
+        sync_all(1);
+        test_order();
+        test_truncate();
+        test_many();
+        test_flood();
+        sync_all(1);
+        test_huge();
+        sync_all(1);
+    }
+out:
+    ret = ucoll_finalize(ctx);
+    if (ret != UCOLL_OK) {
+        FAIL("ucoll_finalize: %s", ucoll_strerror(ret));
+    }
+    if (me == 0 || failures) {
+        printf("p2p_test rank %d (%d ranks): %s\n", me, np, failures ? "FAIL" : "PASS");
+    }
+    return failures ? 1 : 0;
+}

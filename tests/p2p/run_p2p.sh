@@ -1,0 +1,44 @@
+#!/bin/sh
+# Run p2p_test under a launcher with a bounded time.
+# usage: run_p2p.sh ucollrun|mpirun LAUNCHER PROGRAM NP UCX_TLS [MODE [VAR=VALUE...]]
+# MODE "kill" passes when rank 0 reports PASS (the job has lost a rank, so
+# the launcher's own exit status says nothing about the test).
+kind=$1 launcher=$2 prog=$3 np=$4 tls=$5
+mode=${6:-all}
+shift 5
+[ $# -gt 0 ] && shift
+for kv in "$@"; do
+    export "$kv"
+done
+export UCX_TLS="$tls"
+# sanitized builds: only leaks of the libraries underneath are suppressed
+: "${LSAN_OPTIONS:=suppressions=$(dirname "$0")/lsan.supp:print_suppressions=0}"
+export LSAN_OPTIONS
+if [ "$np" -gt 2 ]; then
+    export UCOLL_WAIT=block  # oversubscribed: never spin
+fi
+case $kind in
+ucollrun) set -- "$launcher" -n "$np" ;;
+mpirun)
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    set -- "$launcher" --allow-run-as-root --oversubscribe -np "$np" ;;
+*) echo "unknown launcher kind $kind" >&2; exit 2 ;;
+esac
+out=$(timeout -k 5 150 "$@" "$prog" "$mode" 2>&1)
+rc=$?
+printf '%s\n' "$out"
+[ $rc -eq 124 ] && echo "run_p2p.sh: timed out" >&2
+if [ "$mode" = kill ]; then
+    printf '%s\n' "$out" | grep -q "p2p_test: PASS"
+    exit $?
+fi
+[ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q "PASS" || exit 1
+# with UCOLL_STATS=1: memory of unexpected eager messages stays within the
+# credits of the np - 1 senders
+if [ "${UCOLL_STATS:-0}" = 1 ]; then
+    credits=${UCOLL_EAGER_CREDITS:-262144}
+    printf '%s\n' "$out" | awk -v lim=$((credits * (np - 1))) '
+        /stats:/ { n++; for (i = 1; i < NF; i++) if ($i == "peak" && $(i + 2) == "msgs") b = $(i + 3) + 0;
+                   if (b > lim) { print "unexpected bytes " b " over " lim; bad = 1 } }
+        END { exit (n == 0 || bad) }' || { echo "run_p2p.sh: stats check failed" >&2; exit 1; }
+fi
