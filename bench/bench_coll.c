@@ -37,25 +37,25 @@
 #define LARGE_THRESHOLD ((size_t)8 << 10) /* fewer iterations above, as OSU */
 
 typedef struct bench_opts {
-    ucoll_coll_t  coll;
-    const char   *algo;
-    int           check;
-    int           iters, warmup;   /* -1: by size */
-    size_t        min_size, max_size;
+    ucoll_coll_t coll;
+    const char *algo;
+    int check;
+    int iters, warmup; /* -1: by size */
+    size_t min_size, max_size;
     ucoll_dtype_t dt;
-    ucoll_op_t    op;
+    ucoll_op_t op;
 } bench_opts_t;
 
 typedef struct bench_bufs {
-    char   *sbuf, *rbuf, *ref;
-    size_t  cap;                /* bytes of each buffer */
-    size_t *counts, *displs;    /* p entries: equal blocks */
+    char *sbuf, *rbuf, *ref;
+    size_t cap;              /* bytes of each buffer */
+    size_t *counts, *displs; /* p entries: equal blocks */
 } bench_bufs_t;
 
 static const char *dtype_names[UCOLL_DTYPE_LAST] = {
-    "byte", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
-    "float16", "bfloat16", "float32", "float64"};
-static const char *op_names[UCOLL_OP_LAST] = {"sum", "prod", "min", "max", "land",
+    "byte",  "int8",   "uint8",   "int16",    "uint16",  "int32",  "uint32",
+    "int64", "uint64", "float16", "bfloat16", "float32", "float64"};
+static const char *op_names[UCOLL_OP_LAST] = {"sum", "prod", "min",  "max", "land",
                                               "lor", "lxor", "band", "bor", "bxor"};
 
 static double now_s(void)
@@ -166,14 +166,11 @@ static int run_call(const bench_opts_t *o, bench_bufs_t *b, size_t n, ucoll_comm
     case UCOLL_COLL_REDUCE: return ucoll_reduce(s, r, n, dt, o->op, 0, comm);
     case UCOLL_COLL_ALLREDUCE: return ucoll_allreduce(s, r, n, dt, o->op, comm);
     case UCOLL_COLL_GATHER: return ucoll_gather(s, r, n, dt, 0, comm);
-    case UCOLL_COLL_GATHERV:
-        return ucoll_gatherv(s, n, r, b->counts, b->displs, dt, 0, comm);
+    case UCOLL_COLL_GATHERV: return ucoll_gatherv(s, n, r, b->counts, b->displs, dt, 0, comm);
     case UCOLL_COLL_SCATTER: return ucoll_scatter(s, r, n, dt, 0, comm);
-    case UCOLL_COLL_SCATTERV:
-        return ucoll_scatterv(s, b->counts, b->displs, r, n, dt, 0, comm);
+    case UCOLL_COLL_SCATTERV: return ucoll_scatterv(s, b->counts, b->displs, r, n, dt, 0, comm);
     case UCOLL_COLL_ALLGATHER: return ucoll_allgather(s, r, n, dt, comm);
-    case UCOLL_COLL_ALLGATHERV:
-        return ucoll_allgatherv(s, n, r, b->counts, b->displs, dt, comm);
+    case UCOLL_COLL_ALLGATHERV: return ucoll_allgatherv(s, n, r, b->counts, b->displs, dt, comm);
     case UCOLL_COLL_ALLTOALL: return ucoll_alltoall(s, r, n, dt, comm);
     case UCOLL_COLL_ALLTOALLV:
         return ucoll_alltoallv(s, b->counts, b->displs, r, b->counts, b->displs, dt, comm);
@@ -331,13 +328,13 @@ static int parse_opts(const char *mode, int argc, char **argv, bench_opts_t *o)
         return -1;
     }
     memset(o, 0, sizeof(*o));
-    o->coll     = (ucoll_coll_t)c;
-    o->iters    = -1;
-    o->warmup   = -1;
+    o->coll = (ucoll_coll_t)c;
+    o->iters = -1;
+    o->warmup = -1;
     o->min_size = 1;
     o->max_size = DEFAULT_MAX;
-    o->dt       = is_reducing(o->coll) ? UCOLL_FLOAT32 : UCOLL_BYTE;
-    o->op       = UCOLL_SUM;
+    o->dt = is_reducing(o->coll) ? UCOLL_FLOAT32 : UCOLL_BYTE;
+    o->op = UCOLL_SUM;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *val = (i + 1 < argc) ? argv[i + 1] : NULL;
 
@@ -395,8 +392,8 @@ static int force_algo(ucoll_ctx_t *ctx, const bench_opts_t *o)
         if (ucoll_comm_rank(ucoll_comm_world(ctx)) != 0) {
             return -1;
         }
-        fprintf(stderr, "ucoll_bench: %s has no algorithm '%s'; it has:",
-                ucoll__coll_name(o->coll), o->algo);
+        fprintf(stderr, "ucoll_bench: %s has no algorithm '%s'; it has:", ucoll__coll_name(o->coll),
+                o->algo);
         for (const ucoll_algo_t *const *a = ucoll__algos(o->coll); a && *a; a++) {
             fprintf(stderr, " %s", (*a)->id);
         }
@@ -416,10 +413,10 @@ static int force_algo(ucoll_ctx_t *ctx, const bench_opts_t *o)
 static int bufs_alloc(bench_bufs_t *b, size_t max_elems, size_t esize, int p)
 {
     memset(b, 0, sizeof(*b));
-    b->cap    = (max_elems * (size_t)p + 1) * esize;
-    b->sbuf   = malloc(b->cap);
-    b->rbuf   = malloc(b->cap);
-    b->ref    = malloc(b->cap);
+    b->cap = (max_elems * (size_t)p + 1) * esize;
+    b->sbuf = malloc(b->cap);
+    b->rbuf = malloc(b->cap);
+    b->ref = malloc(b->cap);
     b->counts = calloc((size_t)p, sizeof(size_t));
     b->displs = calloc((size_t)p, sizeof(size_t));
     if (!b->sbuf || !b->rbuf || !b->ref || !b->counts || !b->displs) {
@@ -444,12 +441,12 @@ static int bench_size(const bench_opts_t *o, bench_bufs_t *b, size_t n, size_t b
                       ucoll_comm_t *comm, double *lat_p, int64_t *bad_p)
 {
     int rank = ucoll_comm_rank(comm), p = ucoll_comm_size(comm);
-    int large  = bytes > LARGE_THRESHOLD;
-    int iters  = o->iters > 0 ? o->iters : (large ? 100 : 1000);
+    int large = bytes > LARGE_THRESHOLD;
+    int iters = o->iters > 0 ? o->iters : (large ? 100 : 1000);
     int warmup = o->warmup >= 0 ? o->warmup : (large ? 10 : 100);
     double total = 0;
-    int64_t bad  = 0;
-    size_t cmp   = 0;
+    int64_t bad = 0;
+    size_t cmp = 0;
     int st;
 
     for (int i = 0; i < p; i++) {
@@ -508,7 +505,7 @@ int ucoll_bench_coll(ucoll_ctx_t *ctx, const char *mode, int argc, char **argv)
         return 1;
     }
     esize = ucoll_dtype_size(o.dt);
-    maxn  = call_count(o.coll, o.max_size, esize, p);
+    maxn = call_count(o.coll, o.max_size, esize, p);
     if (bufs_alloc(&b, maxn + 1, esize, p) != 0) {
         fprintf(stderr, "ucoll_bench: out of memory for %zu-byte buffers\n", b.cap);
         bufs_free(&b);
@@ -534,7 +531,7 @@ int ucoll_bench_coll(ucoll_ctx_t *ctx, const char *mode, int argc, char **argv)
 
         if (o.coll == UCOLL_COLL_BARRIER) {
             bytes = 0;
-            n     = 0;
+            n = 0;
         } else if (n == 0) {
             continue; /* smaller than one element (per rank) */
         }
@@ -564,7 +561,8 @@ int ucoll_bench_coll(ucoll_ctx_t *ctx, const char *mode, int argc, char **argv)
     }
     bufs_free(&b);
     if (st == UCOLL_OK && o.check && rank == 0) {
-        printf("# check: %s (%" PRId64 " wrong results)\n", bad_total ? "FAILED" : "passed", bad_total);
+        printf("# check: %s (%" PRId64 " wrong results)\n", bad_total ? "FAILED" : "passed",
+               bad_total);
     }
     return (st != UCOLL_OK || bad_total != 0) ? 1 : 0;
 }

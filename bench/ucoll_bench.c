@@ -25,8 +25,8 @@
 
 typedef struct {
     size_t min_size, max_size;
-    int    iters, warmup;
-    int    iters_set, warmup_set;
+    int iters, warmup;
+    int iters_set, warmup_set;
 } p2p_opts_t;
 
 static double now_us(void)
@@ -46,9 +46,21 @@ static int parse_size(const char *s, size_t *out)
         return -1;
     }
     switch (*end) {
-    case 'k': case 'K': v <<= 10; end++; break;
-    case 'm': case 'M': v <<= 20; end++; break;
-    case 'g': case 'G': v <<= 30; end++; break;
+    case 'k':
+    case 'K':
+        v <<= 10;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        v <<= 20;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        v <<= 30;
+        end++;
+        break;
     default: break;
     }
     if (*end) {
@@ -70,9 +82,11 @@ static int parse_opts(int argc, char **argv, p2p_opts_t *o)
             return -1;
         }
         if (!strcmp(a, "--min-size")) {
-            if (parse_size(v, &o->min_size)) goto bad;
+            if (parse_size(v, &o->min_size))
+                goto bad;
         } else if (!strcmp(a, "--max-size")) {
-            if (parse_size(v, &o->max_size)) goto bad;
+            if (parse_size(v, &o->max_size))
+                goto bad;
         } else if (!strcmp(a, "--iters")) {
             o->iters = atoi(v);
             o->iters_set = 1;
@@ -85,7 +99,7 @@ static int parse_opts(int argc, char **argv, p2p_opts_t *o)
         }
         i++;
         continue;
-bad:
+    bad:
         fprintf(stderr, "ucoll_bench: bad size '%s' for %s\n", v, a);
         return -1;
     }
@@ -101,23 +115,24 @@ static void iters_for(const p2p_opts_t *o, size_t size, int *iters, int *warmup)
     *iters = o->iters;
     *warmup = o->warmup;
     if (size > LARGE) {
-        if (!o->iters_set) *iters = o->iters / 10 > 0 ? o->iters / 10 : 1;
-        if (!o->warmup_set) *warmup = o->warmup / 10;
+        if (!o->iters_set)
+            *iters = o->iters / 10 > 0 ? o->iters / 10 : 1;
+        if (!o->warmup_set)
+            *warmup = o->warmup / 10;
     }
 }
 
-#define CHECK(_call)                                                           \
-    do {                                                                       \
-        int _r = (_call);                                                      \
-        if (_r != UCOLL_OK) {                                                  \
-            fprintf(stderr, "ucoll_bench: %s failed: %s\n", #_call,            \
-                    ucoll_strerror(_r));                                       \
-            return -1;                                                         \
-        }                                                                      \
+#define CHECK(_call)                                                                     \
+    do {                                                                                 \
+        int _r = (_call);                                                                \
+        if (_r != UCOLL_OK) {                                                            \
+            fprintf(stderr, "ucoll_bench: %s failed: %s\n", #_call, ucoll_strerror(_r)); \
+            return -1;                                                                   \
+        }                                                                                \
     } while (0)
 
-static int run_latency(ucoll_comm_t *w, char *sbuf, char *rbuf, size_t size, int iters,
-                       int warmup, double *fig)
+static int run_latency(ucoll_comm_t *w, char *sbuf, char *rbuf, size_t size, int iters, int warmup,
+                       double *fig)
 {
     int me = ucoll_comm_rank(w), i;
     double t0 = 0;
@@ -196,7 +211,7 @@ static int run_bw(ucoll_comm_t *w, char *sbuf, char *rbuf, size_t size, int iter
         return -1;
     }
     t = now_us() - t0;
-    *fig = (double)size * WINDOW * iters * (bi ? 2 : 1) / t;  /* B/us = MB/s */
+    *fig = (double)size * WINDOW * iters * (bi ? 2 : 1) / t; /* B/us = MB/s */
     return 0;
 }
 
@@ -218,7 +233,7 @@ static int bench_p2p(ucoll_ctx_t *ctx, const char *mode, int argc, char **argv)
         fprintf(stderr, "ucoll_bench %s needs 2 ranks (got %d)\n", mode, p);
         return 1;
     }
-    bufsize = o.max_size;  /* every message of a window uses it, as in OSU */
+    bufsize = o.max_size; /* every message of a window uses it, as in OSU */
     sbuf = malloc(bufsize ? bufsize : 1);
     rbuf = malloc(bufsize ? bufsize : 1);
     if (sbuf == NULL || rbuf == NULL) {
@@ -232,7 +247,9 @@ static int bench_p2p(ucoll_ctx_t *ctx, const char *mode, int argc, char **argv)
     }
     if (me == 0) {
         printf("# ucoll_bench %s (OSU %s method)\n", mode,
-               lat ? "osu_latency" : bi ? "osu_bibw" : "osu_bw");
+               lat  ? "osu_latency"
+               : bi ? "osu_bibw"
+                    : "osu_bw");
         printf("# p %d (ranks 0 and 1 measure)\n", p);
         printf("# transport %s\n", tls);
         printf("# %-10s %s\n", "size", lat ? "latency(us)" : "bandwidth(MB/s)");

@@ -47,7 +47,7 @@ static double time_kernel(size_t bytes, int reduce)
     size_t n = bytes / 4;
     float *a = aligned_alloc(64, bytes), *b = aligned_alloc(64, bytes);
     double best = 1e30;
-    int reps    = (int)UCOLL_MAX((size_t)3, ((size_t)1 << 30) / bytes);
+    int reps = (int)UCOLL_MAX((size_t)3, ((size_t)1 << 30) / bytes);
 
     for (size_t i = 0; i < n; i++) {
         a[i] = (float)i;
@@ -74,8 +74,7 @@ static void kernels(void)
     size_t sizes[] = {16 << 10, 256 << 10, 64 << 20};
 
     printf("# local kernels, seconds per byte of the vector (best of 5)\n");
-    printf("%-12s %14s %14s %14s %14s\n", "bytes", "gamma_f32sum", "GB/s", "lambda_memcpy",
-           "GB/s");
+    printf("%-12s %14s %14s %14s %14s\n", "bytes", "gamma_f32sum", "GB/s", "lambda_memcpy", "GB/s");
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
         double g = time_kernel(sizes[i], 1), l = time_kernel(sizes[i], 0);
         printf("%-12zu %14.3e %14.2f %14.3e %14.2f\n", sizes[i], g, 1e-9 / g, l, 1e-9 / l);
@@ -101,8 +100,8 @@ static void kernels(void)
 /* ---- the scale study -------------------------------------------------- */
 
 typedef struct {
-    ucoll_coll_t  coll;
-    size_t        bytes;
+    ucoll_coll_t coll;
+    size_t bytes;
     ucoll_model_t m;
 } study_t;
 
@@ -112,12 +111,12 @@ static void make_args(const study_t *st, int p, size_t *rcounts, ucoll_coll_args
     void *fake = (void *)(uintptr_t)4096;
 
     memset(a, 0, sizeof(*a));
-    a->coll  = st->coll;
-    a->dt    = UCOLL_FLOAT32;
-    a->op    = UCOLL_SUM;
+    a->coll = st->coll;
+    a->dt = UCOLL_FLOAT32;
+    a->op = UCOLL_SUM;
     a->esize = 4;
-    a->sbuf  = fake;
-    a->rbuf  = fake;
+    a->sbuf = fake;
+    a->rbuf = fake;
     a->count = st->bytes / 4;
     if (st->coll == UCOLL_COLL_REDUCE_SCATTER_BLOCK || st->coll == UCOLL_COLL_REDUCE_SCATTER) {
         a->count = UCOLL_MAX((size_t)1, st->bytes / 4 / (size_t)p);
@@ -151,7 +150,7 @@ static size_t sched_messages(ucoll_sched_t *s, size_t *rounds)
 static int run_one(const study_t *st, const ucoll_algo_t *al, int p)
 {
     ucoll_simnet_params_t sp = {st->m.alpha, st->m.beta, st->m.gamma, st->m.lambda, 1};
-    ucoll_algo_params_t prm  = {0};
+    ucoll_algo_params_t prm = {0};
     ucoll_simnet_t *net;
     ucoll_ctx_t **ctx;
     ucoll_req_t *req; /* ours, not the contexts' pools: 10^5 pools are large */
@@ -165,8 +164,8 @@ static int run_one(const study_t *st, const ucoll_algo_t *al, int p)
 
     make_args(st, p, rcounts, &a);
     if (al->can_serve && !al->can_serve(&a, p)) {
-        printf("%-22s %-16s %8d %10zu   (cannot serve)\n", ucoll__coll_name(st->coll), al->id,
-               p, st->bytes);
+        printf("%-22s %-16s %8d %10zu   (cannot serve)\n", ucoll__coll_name(st->coll), al->id, p,
+               st->bytes);
         free(rcounts);
         return 0;
     }
@@ -208,7 +207,7 @@ static int run_one(const study_t *st, const ucoll_algo_t *al, int p)
     for (int r = 0; r < p; r++) {
         ucoll_sched_t *s;
         size_t nr;
-        req[r].ctx  = ctx[r];
+        req[r].ctx = ctx[r];
         req[r].kind = UCOLL_REQ_COLL;
         if (ucoll__sched_create(ctx[r]->world, 0, &s) != UCOLL_OK ||
             (st_rc = al->build(s, &a, &prm)) != UCOLL_OK) {
@@ -248,7 +247,7 @@ int main(int argc, char **argv)
 {
     study_t st = {UCOLL_COLL_ALLREDUCE, 1 << 20, {0}};
     const char *algo = NULL;
-    char plist[256]  = "8,64,1024,10000";
+    char plist[256] = "8,64,1024,10000";
     int opt;
 
     ucoll__model_default(&st.m);
@@ -282,15 +281,18 @@ int main(int argc, char **argv)
         case 'L': st.m.lambda = atof(optarg); break;
         case 'k': kernels(); return 0;
         default:
-            fprintf(stderr, "usage: %s [-c coll] [-a algo] [-m bytes] [-p p1,p2,..] "
-                            "[-A alpha] [-B beta] [-G gamma] [-L lambda] [-k]\n", argv[0]);
+            fprintf(stderr,
+                    "usage: %s [-c coll] [-a algo] [-m bytes] [-p p1,p2,..] "
+                    "[-A alpha] [-B beta] [-G gamma] [-L lambda] [-k]\n",
+                    argv[0]);
             return opt == 'h' ? 0 : 1;
         }
     }
     printf("# SIMULATED network (Hockney model): alpha %.3g s, beta %.3g s/B, gamma %.3g s/B, "
-           "lambda %.3g s/B\n", st.m.alpha, st.m.beta, st.m.gamma, st.m.lambda);
-    printf("%-22s %-16s %8s %10s %7s %11s %12s %12s %7s %8s\n", "# coll", "algorithm", "p",
-           "bytes", "rounds", "messages", "sim_time_s", "formula_s", "ratio", "wall_s");
+           "lambda %.3g s/B\n",
+           st.m.alpha, st.m.beta, st.m.gamma, st.m.lambda);
+    printf("%-22s %-16s %8s %10s %7s %11s %12s %12s %7s %8s\n", "# coll", "algorithm", "p", "bytes",
+           "rounds", "messages", "sim_time_s", "formula_s", "ratio", "wall_s");
     for (char *save = NULL, *tok = strtok_r(plist, ",", &save); tok;
          tok = strtok_r(NULL, ",", &save)) {
         int p = atoi(tok);

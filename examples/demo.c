@@ -85,8 +85,8 @@ int main(int argc, char **argv)
     }
     status = ucoll_allreduce(UCOLL_IN_PLACE, &bad, 1, UCOLL_INT32, UCOLL_SUM, world);
     if (rank == 0) {
-        printf("broadcast of %zu float32 weights (%.1f MB) from rank 0: %.3f ms\n", n,
-               n * 4 / 1e6, t_bcast * 1e3);
+        printf("broadcast of %zu float32 weights (%.1f MB) from rank 0: %.3f ms\n", n, n * 4 / 1e6,
+               t_bcast * 1e3);
         printf("allreduce (sum) of %zu float32 gradients: %.3f ms; g[6] = %g (expected %g)\n", n,
                t_allreduce * 1e3, g[6 % n], (double)size * (size + 1) / 2 * 6);
         printf("%s: %d ranks agree on the weights and the summed gradients\n",

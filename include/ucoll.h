@@ -21,15 +21,15 @@ extern "C" {
 /* ---- status codes ------------------------------------------------------ */
 
 enum {
-    UCOLL_OK              = 0,
-    UCOLL_ERR_ARG         = -1, /* invalid argument (rank, root, count, type, op, buffer) */
-    UCOLL_ERR_NOMEM       = -2, /* out of memory */
-    UCOLL_ERR_TRUNCATE    = -3, /* message longer than the receive buffer */
-    UCOLL_ERR_TRANSPORT   = -4, /* UCX reported an error */
-    UCOLL_ERR_BOOTSTRAP   = -5, /* PMIx (or the launcher) is not reachable or failed */
-    UCOLL_ERR_TIMEOUT     = -6, /* an operation did not complete in time */
-    UCOLL_ERR_PEER        = -7, /* a peer process died or became unreachable */
-    UCOLL_ERR_UNSUPPORTED = -8  /* the operation or combination is not supported */
+    UCOLL_OK = 0,
+    UCOLL_ERR_ARG = -1,        /* invalid argument (rank, root, count, type, op, buffer) */
+    UCOLL_ERR_NOMEM = -2,      /* out of memory */
+    UCOLL_ERR_TRUNCATE = -3,   /* message longer than the receive buffer */
+    UCOLL_ERR_TRANSPORT = -4,  /* UCX reported an error */
+    UCOLL_ERR_BOOTSTRAP = -5,  /* PMIx (or the launcher) is not reachable or failed */
+    UCOLL_ERR_TIMEOUT = -6,    /* an operation did not complete in time */
+    UCOLL_ERR_PEER = -7,       /* a peer process died or became unreachable */
+    UCOLL_ERR_UNSUPPORTED = -8 /* the operation or combination is not supported */
 };
 
 /* A static string describing status; never NULL, also for unknown codes. */
@@ -38,15 +38,33 @@ const char *ucoll_strerror(int status);
 /* ---- datatypes and reduction ops -------------------------------------- */
 
 typedef enum {
-    UCOLL_BYTE, UCOLL_INT8, UCOLL_UINT8, UCOLL_INT16, UCOLL_UINT16,
-    UCOLL_INT32, UCOLL_UINT32, UCOLL_INT64, UCOLL_UINT64,
-    UCOLL_FLOAT16, UCOLL_BFLOAT16, UCOLL_FLOAT32, UCOLL_FLOAT64,
+    UCOLL_BYTE,
+    UCOLL_INT8,
+    UCOLL_UINT8,
+    UCOLL_INT16,
+    UCOLL_UINT16,
+    UCOLL_INT32,
+    UCOLL_UINT32,
+    UCOLL_INT64,
+    UCOLL_UINT64,
+    UCOLL_FLOAT16,
+    UCOLL_BFLOAT16,
+    UCOLL_FLOAT32,
+    UCOLL_FLOAT64,
     UCOLL_DTYPE_LAST
 } ucoll_dtype_t;
 
 typedef enum {
-    UCOLL_SUM, UCOLL_PROD, UCOLL_MIN, UCOLL_MAX, UCOLL_LAND, UCOLL_LOR,
-    UCOLL_LXOR, UCOLL_BAND, UCOLL_BOR, UCOLL_BXOR,
+    UCOLL_SUM,
+    UCOLL_PROD,
+    UCOLL_MIN,
+    UCOLL_MAX,
+    UCOLL_LAND,
+    UCOLL_LOR,
+    UCOLL_LXOR,
+    UCOLL_BAND,
+    UCOLL_BOR,
+    UCOLL_BXOR,
     UCOLL_OP_LAST
 } ucoll_op_t;
 
@@ -59,13 +77,13 @@ size_t ucoll_dtype_size(ucoll_dtype_t dt);
 #define UCOLL_ANY_TAG    (-1)
 
 /* Largest tag a user may pass (tags are 0..UCOLL_TAG_UB). */
-#define UCOLL_TAG_UB     0x3fffffff
+#define UCOLL_TAG_UB 0x3fffffff
 
 /* ---- life cycle -------------------------------------------------------- */
 
-typedef struct ucoll_ctx  ucoll_ctx_t;
+typedef struct ucoll_ctx ucoll_ctx_t;
 typedef struct ucoll_comm ucoll_comm_t;
-typedef struct ucoll_req  ucoll_req_t;
+typedef struct ucoll_req ucoll_req_t;
 
 /*
  * Bootstrap through PMIx (or run as a singleton of size 1 when the process
@@ -75,50 +93,50 @@ typedef struct ucoll_req  ucoll_req_t;
  * (UCOLL_ERR_BOOTSTRAP, UCOLL_ERR_TRANSPORT, UCOLL_ERR_NOMEM) has been
  * explained on stderr.
  */
-int  ucoll_init(ucoll_ctx_t **ctx);
+int ucoll_init(ucoll_ctx_t **ctx);
 
 /*
  * Flush and close every endpoint, free every communicator, destroy the UCP
  * worker and context and finalize PMIx. Outstanding requests are cancelled.
  */
-int  ucoll_finalize(ucoll_ctx_t *ctx);
+int ucoll_finalize(ucoll_ctx_t *ctx);
 
 /* The communicator of all ranks of the job; owned by the context. */
 ucoll_comm_t *ucoll_comm_world(ucoll_ctx_t *ctx);
-int  ucoll_comm_rank(const ucoll_comm_t *comm);
-int  ucoll_comm_size(const ucoll_comm_t *comm);
+int ucoll_comm_rank(const ucoll_comm_t *comm);
+int ucoll_comm_size(const ucoll_comm_t *comm);
 
 /*
  * Collective over comm: ranks with the same color form a new communicator,
  * ordered by (key, rank in comm). color < 0 leaves the rank out: *out = NULL.
  * The new communicator is freed with ucoll_comm_free().
  */
-int  ucoll_comm_split(ucoll_comm_t *comm, int color, int key, ucoll_comm_t **out);
+int ucoll_comm_split(ucoll_comm_t *comm, int color, int key, ucoll_comm_t **out);
 
 /* Free a communicator made by ucoll_comm_split (not the world). Local. */
-int  ucoll_comm_free(ucoll_comm_t *comm);
+int ucoll_comm_free(ucoll_comm_t *comm);
 
 /* One pass of the progress engine: drives UCX and completes requests. */
-int  ucoll_progress(ucoll_ctx_t *ctx);
+int ucoll_progress(ucoll_ctx_t *ctx);
 
 /* ---- point to point ---------------------------------------------------- */
 
 typedef struct {
-    int    source; /* rank in the communicator that sent the message */
-    int    tag;
-    size_t bytes;  /* size of the message as sent (also when truncated) */
-    int    error;  /* UCOLL_OK or the request's error */
+    int source; /* rank in the communicator that sent the message */
+    int tag;
+    size_t bytes; /* size of the message as sent (also when truncated) */
+    int error;    /* UCOLL_OK or the request's error */
 } ucoll_status_t;
 
 int ucoll_isend(const void *buf, size_t count, ucoll_dtype_t dt, int dst, int tag,
                 ucoll_comm_t *comm, ucoll_req_t **req);
-int ucoll_irecv(void *buf, size_t count, ucoll_dtype_t dt, int src, int tag,
-                ucoll_comm_t *comm, ucoll_req_t **req);
+int ucoll_irecv(void *buf, size_t count, ucoll_dtype_t dt, int src, int tag, ucoll_comm_t *comm,
+                ucoll_req_t **req);
 int ucoll_send(const void *buf, size_t count, ucoll_dtype_t dt, int dst, int tag,
                ucoll_comm_t *comm);
 /* status may be NULL */
-int ucoll_recv(void *buf, size_t count, ucoll_dtype_t dt, int src, int tag,
-               ucoll_comm_t *comm, ucoll_status_t *status);
+int ucoll_recv(void *buf, size_t count, ucoll_dtype_t dt, int src, int tag, ucoll_comm_t *comm,
+               ucoll_status_t *status);
 /* *done = 1 when complete; then the request is freed and its error returned. */
 int ucoll_test(ucoll_req_t *req, int *done, ucoll_status_t *status);
 /* Waits for completion, frees req and returns its error. */
@@ -172,8 +190,8 @@ int ucoll_ibcast(void *buf, size_t count, ucoll_dtype_t dt, int root, ucoll_comm
                  ucoll_req_t **req);
 int ucoll_ireduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,
                   int root, ucoll_comm_t *comm, ucoll_req_t **req);
-int ucoll_iallreduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt,
-                     ucoll_op_t op, ucoll_comm_t *comm, ucoll_req_t **req);
+int ucoll_iallreduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,
+                     ucoll_comm_t *comm, ucoll_req_t **req);
 int ucoll_igather(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, int root,
                   ucoll_comm_t *comm, ucoll_req_t **req);
 int ucoll_igatherv(const void *sbuf, size_t scount, void *rbuf, const size_t *rcounts,
@@ -191,14 +209,13 @@ int ucoll_iallgatherv(const void *sbuf, size_t scount, void *rbuf, const size_t 
                       ucoll_req_t **req);
 int ucoll_ialltoall(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt,
                     ucoll_comm_t *comm, ucoll_req_t **req);
-int ucoll_ialltoallv(const void *sbuf, const size_t *scounts, const size_t *sdispls,
-                     void *rbuf, const size_t *rcounts, const size_t *rdispls,
-                     ucoll_dtype_t dt, ucoll_comm_t *comm, ucoll_req_t **req);
+int ucoll_ialltoallv(const void *sbuf, const size_t *scounts, const size_t *sdispls, void *rbuf,
+                     const size_t *rcounts, const size_t *rdispls, ucoll_dtype_t dt,
+                     ucoll_comm_t *comm, ucoll_req_t **req);
 int ucoll_ireduce_scatter_block(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt,
                                 ucoll_op_t op, ucoll_comm_t *comm, ucoll_req_t **req);
-int ucoll_ireduce_scatter(const void *sbuf, void *rbuf, const size_t *rcounts,
-                          ucoll_dtype_t dt, ucoll_op_t op, ucoll_comm_t *comm,
-                          ucoll_req_t **req);
+int ucoll_ireduce_scatter(const void *sbuf, void *rbuf, const size_t *rcounts, ucoll_dtype_t dt,
+                          ucoll_op_t op, ucoll_comm_t *comm, ucoll_req_t **req);
 int ucoll_iscan(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,
                 ucoll_comm_t *comm, ucoll_req_t **req);
 int ucoll_iexscan(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,

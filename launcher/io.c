@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #define UCR_READ_CHUNK 65536
-#define UCR_LINE_MAX (1024 * 1024)
+#define UCR_LINE_MAX   (1024 * 1024)
 
 int ucr_write_all(int fd, const char *buf, size_t len)
 {

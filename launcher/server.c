@@ -238,12 +238,12 @@ static char *rank_list(int n)
 }
 
 /* Add one key to an info list, or leave through `out` with rc set. */
-#define INFO_ADD(_list, _key, _val, _type)                                                         \
-    do {                                                                                           \
-        rc = PMIx_Info_list_add(_list, _key, _val, _type);                                         \
-        if (PMIX_SUCCESS != rc) {                                                                  \
-            goto out;                                                                              \
-        }                                                                                          \
+#define INFO_ADD(_list, _key, _val, _type)                 \
+    do {                                                   \
+        rc = PMIx_Info_list_add(_list, _key, _val, _type); \
+        if (PMIX_SUCCESS != rc) {                          \
+            goto out;                                      \
+        }                                                  \
     } while (0)
 
 /* Convert list into a data array and add it to parent under key; frees list. */

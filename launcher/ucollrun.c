@@ -57,13 +57,13 @@ extern char **environ;
  * socket, so its upcall can come after we reaped the rank. Wait this long
  * before calling an exit-0-without-finalize a failure. */
 #define UCR_FINALIZE_GRACE_MS 3000
-#define UCR_QUIESCE_MS 50      /* before stopping PMIx under failed ranks */
-#define UCR_MAX_PROCS 4096
-#define UCR_TURN_READS 4   /* reads per stream per loop turn */
-#define UCR_DRAIN_READS 64 /* reads of an exited rank's pipe; more only from its children */
-#define UCR_EXIT_LAUNCHER 1
-#define UCR_EXIT_USAGE 2
-#define UCR_EXIT_TIMEOUT 124
+#define UCR_QUIESCE_MS        50 /* before stopping PMIx under failed ranks */
+#define UCR_MAX_PROCS         4096
+#define UCR_TURN_READS        4  /* reads per stream per loop turn */
+#define UCR_DRAIN_READS       64 /* reads of an exited rank's pipe; more only from its children */
+#define UCR_EXIT_LAUNCHER     1
+#define UCR_EXIT_USAGE        2
+#define UCR_EXIT_TIMEOUT      124
 
 typedef struct ucr_opts {
     int nprocs;
@@ -79,9 +79,9 @@ typedef struct ucr_opts {
 typedef struct ucr_rank {
     pid_t pid; /* 0 until started */
     bool alive;
-    bool connected; /* PMIx_Init reached the server */
-    bool finalized; /* PMIx_Finalize reached the server */
-    bool unfinalized_exit;     /* exited 0 before its finalize was seen */
+    bool connected;             /* PMIx_Init reached the server */
+    bool finalized;             /* PMIx_Finalize reached the server */
+    bool unfinalized_exit;      /* exited 0 before its finalize was seen */
     struct timespec verdict_at; /* when an unfinalized exit becomes a failure */
     ucr_stream_t out;
     ucr_stream_t err;
@@ -176,9 +176,7 @@ static int parse_opts(int argc, char **argv, ucr_opts_t *opts)
             }
             opts->xvars[opts->nxvars++] = optarg;
             break;
-        case OPT_TAG:
-            opts->tag_output = true;
-            break;
+        case OPT_TAG: opts->tag_output = true; break;
         case OPT_BIND:
             if (0 == strcmp(optarg, "core")) {
                 opts->bind_core = true;
@@ -189,9 +187,7 @@ static int parse_opts(int argc, char **argv, ucr_opts_t *opts)
                 return UCR_EXIT_USAGE;
             }
             break;
-        case OPT_REPORT:
-            opts->report_bindings = true;
-            break;
+        case OPT_REPORT: opts->report_bindings = true; break;
         case OPT_TIMEOUT:
             errno = 0;
             opts->timeout = strtod(optarg, &end);
@@ -203,12 +199,8 @@ static int parse_opts(int argc, char **argv, ucr_opts_t *opts)
                 return UCR_EXIT_USAGE;
             }
             break;
-        case 'h':
-            usage(stdout);
-            return -1;
-        default:
-            fprintf(stderr, "Try '" UCR_NAME " --help'.\n");
-            return UCR_EXIT_USAGE;
+        case 'h': usage(stdout); return -1;
+        default: fprintf(stderr, "Try '" UCR_NAME " --help'.\n"); return UCR_EXIT_USAGE;
         }
     }
     if (0 == opts->nprocs) {
@@ -404,9 +396,7 @@ static void handle_events(ucr_job_t *job)
             continue;
         }
         switch (ev.type) {
-        case UCR_EV_CONNECTED:
-            job->ranks[ev.rank].connected = true;
-            break;
+        case UCR_EV_CONNECTED: job->ranks[ev.rank].connected = true; break;
         case UCR_EV_FINALIZED:
             job->ranks[ev.rank].finalized = true;
             if (job->ranks[ev.rank].unfinalized_exit) {

@@ -21,8 +21,8 @@ int ucoll_comm_size(const ucoll_comm_t *comm)
     return comm ? comm->size : UCOLL_ERR_ARG;
 }
 
-int ucoll__comm_create(ucoll_ctx_t *ctx, uint32_t id, int rank, int size,
-                       const int *world_ranks, ucoll_comm_t **comm_p)
+int ucoll__comm_create(ucoll_ctx_t *ctx, uint32_t id, int rank, int size, const int *world_ranks,
+                       ucoll_comm_t **comm_p)
 {
     ucoll_comm_t *comm = calloc(1, sizeof(*comm));
 

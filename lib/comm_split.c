@@ -50,14 +50,14 @@ int ucoll_comm_split(ucoll_comm_t *comm, int color, int key, ucoll_comm_t **out)
         return UCOLL_ERR_ARG;
     }
     ctx = comm->ctx;
-    p   = comm->size;
+    p = comm->size;
     if (color < 0) {
         color = -1;
     }
-    all    = malloc(sizeof(uint32_t) * 3 * (size_t)p);
+    all = malloc(sizeof(uint32_t) * 3 * (size_t)p);
     colors = malloc(sizeof(int) * (size_t)p);
-    mem    = malloc(sizeof(member_t) * (size_t)p);
-    world  = malloc(sizeof(int) * (size_t)p);
+    mem = malloc(sizeof(member_t) * (size_t)p);
+    world = malloc(sizeof(int) * (size_t)p);
     if (all == NULL || colors == NULL || mem == NULL || world == NULL) {
         st = UCOLL_ERR_NOMEM;
         goto out;
@@ -65,7 +65,7 @@ int ucoll_comm_split(ucoll_comm_t *comm, int color, int key, ucoll_comm_t **out)
     mine[0] = (uint32_t)color;
     mine[1] = (uint32_t)key;
     mine[2] = ctx->next_comm_id;
-    st      = ucoll_allgather(mine, all, 3, UCOLL_UINT32, comm);
+    st = ucoll_allgather(mine, all, 3, UCOLL_UINT32, comm);
     if (st != UCOLL_OK) {
         goto out;
     }
@@ -76,7 +76,7 @@ int ucoll_comm_split(ucoll_comm_t *comm, int color, int key, ucoll_comm_t **out)
             colors[ncolors++] = c;
         }
         if (c == color && color >= 0) {
-            mem[n].key  = (int)all[3 * i + 1];
+            mem[n].key = (int)all[3 * i + 1];
             mem[n].rank = i;
             n++;
         }

@@ -9,10 +9,22 @@
 
 extern char **environ;
 
-static const char *coll_names[UCOLL_COLL_LAST] = {
-    "barrier", "bcast", "reduce", "allreduce", "gather", "gatherv", "scatter", "scatterv",
-    "allgather", "allgatherv", "alltoall", "alltoallv", "reduce_scatter_block",
-    "reduce_scatter", "scan", "exscan"};
+static const char *coll_names[UCOLL_COLL_LAST] = {"barrier",
+                                                  "bcast",
+                                                  "reduce",
+                                                  "allreduce",
+                                                  "gather",
+                                                  "gatherv",
+                                                  "scatter",
+                                                  "scatterv",
+                                                  "allgather",
+                                                  "allgatherv",
+                                                  "alltoall",
+                                                  "alltoallv",
+                                                  "reduce_scatter_block",
+                                                  "reduce_scatter",
+                                                  "scan",
+                                                  "exscan"};
 
 const char *ucoll__coll_name(ucoll_coll_t coll)
 {
@@ -22,12 +34,12 @@ const char *ucoll__coll_name(ucoll_coll_t coll)
 typedef enum { CFG_INT, CFG_UINT, CFG_SIZE, CFG_BOOL, CFG_ENUM, CFG_DOUBLE, CFG_STRING } cfg_type_t;
 
 typedef struct {
-    const char  *name;    /* without the UCOLL_ prefix */
-    cfg_type_t   type;
-    const char  *dflt;
-    const char  *help;
-    size_t       offset;  /* into ucoll_config_t */
-    const char **values;  /* CFG_ENUM: NULL-terminated names, index = value */
+    const char *name; /* without the UCOLL_ prefix */
+    cfg_type_t type;
+    const char *dflt;
+    const char *help;
+    size_t offset;       /* into ucoll_config_t */
+    const char **values; /* CFG_ENUM: NULL-terminated names, index = value */
 } cfg_row_t;
 
 static const char *log_levels[] = {"error", "warn", "info", "debug", "trace", NULL};
@@ -37,20 +49,22 @@ static const char *wait_names[] = {"spin", "block", "hybrid", NULL};
 static const char *rndv_names[] = {"auto", "tag", "am", "get", NULL};
 
 #define OFF(_f) offsetof(ucoll_config_t, _f)
-#define ALGO_ROW(_c, _lc)                                                      \
-    {#_c "_ALGO", CFG_STRING, "",                                              \
-     "force the " _lc " algorithm by id (ucoll_info -a lists them); empty: model", \
-     OFF(algo[UCOLL_COLL_##_c]), NULL}
+#define ALGO_ROW(_c, _lc)                                                                 \
+    {                                                                                     \
+#_c "_ALGO", CFG_STRING, "",                                                      \
+            "force the " _lc " algorithm by id (ucoll_info -a lists them); empty: model", \
+            OFF(algo[UCOLL_COLL_##_c]), NULL                                              \
+    }
 
 static const cfg_row_t cfg_table[] = {
-    {"LOG_LEVEL", CFG_ENUM, "warn", "log level: error, warn, info, debug, trace",
-     OFF(log_level), log_levels},
+    {"LOG_LEVEL", CFG_ENUM, "warn", "log level: error, warn, info, debug, trace", OFF(log_level),
+     log_levels},
     {"BOOTSTRAP", CFG_ENUM, "auto",
      "auto (PMIx when started by a launcher, else a singleton of size 1), pmix, singleton",
      OFF(bootstrap), boot_names},
     {"MODEX", CFG_ENUM, "fence",
-     "address exchange: fence (all at init) or direct (fetch a peer's on first use)",
-     OFF(modex), modex_names},
+     "address exchange: fence (all at init) or direct (fetch a peer's on first use)", OFF(modex),
+     modex_names},
     {"EAGER_LIMIT", CFG_SIZE, "8k", "largest message sent eagerly; larger go rendezvous",
      OFF(eager_limit), NULL},
     {"EAGER_CREDITS", CFG_SIZE, "256k",
@@ -62,18 +76,17 @@ static const cfg_row_t cfg_table[] = {
     {"WAIT", CFG_ENUM, "hybrid",
      "waiting: spin (busy poll), block (sleep on the worker fd), hybrid (spin, then sleep)",
      OFF(wait_mode), wait_names},
-    {"SPIN_COUNT", CFG_UINT, "1000", "progress polls before a hybrid wait sleeps",
-     OFF(spin_count), NULL},
+    {"SPIN_COUNT", CFG_UINT, "1000", "progress polls before a hybrid wait sleeps", OFF(spin_count),
+     NULL},
     {"STATS", CFG_BOOL, "0", "print per-rank message counters at finalize", OFF(stats), NULL},
     {"TIMEOUT", CFG_DOUBLE, "0",
-     "seconds a blocking wait may last before UCOLL_ERR_TIMEOUT; 0 = no limit", OFF(timeout),
-     NULL},
+     "seconds a blocking wait may last before UCOLL_ERR_TIMEOUT; 0 = no limit", OFF(timeout), NULL},
     {"SEGMENT_SIZE", CFG_SIZE, "0", "segment size of pipelined algorithms; 0 = from the model",
      OFF(seg_size), NULL},
     {"RADIX", CFG_UINT, "0", "radix of k-nomial and k-chain algorithms; 0 = from the model",
      OFF(radix), NULL},
-    {"TUNE_FILE", CFG_STRING, "",
-     "file of selection rules 'op:lo-hi:@algo' overriding the model", OFF(tune_file), NULL},
+    {"TUNE_FILE", CFG_STRING, "", "file of selection rules 'op:lo-hi:@algo' overriding the model",
+     OFF(tune_file), NULL},
     ALGO_ROW(BARRIER, "barrier"),
     ALGO_ROW(BCAST, "bcast"),
     ALGO_ROW(REDUCE, "reduce"),
@@ -111,9 +124,18 @@ int ucoll__parse_size(const char *s, size_t *out_p)
         return -1;
     }
     switch (tolower((unsigned char)*end)) {
-    case 'k': v <<= 10; end++; break;
-    case 'm': v <<= 20; end++; break;
-    case 'g': v <<= 30; end++; break;
+    case 'k':
+        v <<= 10;
+        end++;
+        break;
+    case 'm':
+        v <<= 20;
+        end++;
+        break;
+    case 'g':
+        v <<= 30;
+        end++;
+        break;
     default: break;
     }
     if (*end == 'b' || *end == 'B') {

@@ -12,10 +12,21 @@
 /* The collective operations, in the order of the API; used to name
  * algorithm settings, statistics and benchmark rows. */
 typedef enum {
-    UCOLL_COLL_BARRIER, UCOLL_COLL_BCAST, UCOLL_COLL_REDUCE, UCOLL_COLL_ALLREDUCE,
-    UCOLL_COLL_GATHER, UCOLL_COLL_GATHERV, UCOLL_COLL_SCATTER, UCOLL_COLL_SCATTERV,
-    UCOLL_COLL_ALLGATHER, UCOLL_COLL_ALLGATHERV, UCOLL_COLL_ALLTOALL, UCOLL_COLL_ALLTOALLV,
-    UCOLL_COLL_REDUCE_SCATTER_BLOCK, UCOLL_COLL_REDUCE_SCATTER, UCOLL_COLL_SCAN,
+    UCOLL_COLL_BARRIER,
+    UCOLL_COLL_BCAST,
+    UCOLL_COLL_REDUCE,
+    UCOLL_COLL_ALLREDUCE,
+    UCOLL_COLL_GATHER,
+    UCOLL_COLL_GATHERV,
+    UCOLL_COLL_SCATTER,
+    UCOLL_COLL_SCATTERV,
+    UCOLL_COLL_ALLGATHER,
+    UCOLL_COLL_ALLGATHERV,
+    UCOLL_COLL_ALLTOALL,
+    UCOLL_COLL_ALLTOALLV,
+    UCOLL_COLL_REDUCE_SCATTER_BLOCK,
+    UCOLL_COLL_REDUCE_SCATTER,
+    UCOLL_COLL_SCAN,
     UCOLL_COLL_EXSCAN,
     UCOLL_COLL_LAST
 } ucoll_coll_t;
@@ -26,31 +37,29 @@ const char *ucoll__coll_name(ucoll_coll_t coll);
 typedef enum { UCOLL_MODEX_FENCE, UCOLL_MODEX_DIRECT } ucoll_modex_t;
 typedef enum { UCOLL_BOOT_AUTO, UCOLL_BOOT_PMIX, UCOLL_BOOT_SINGLETON } ucoll_boot_mode_t;
 typedef enum { UCOLL_WAIT_SPIN, UCOLL_WAIT_BLOCK, UCOLL_WAIT_HYBRID } ucoll_wait_mode_t;
-typedef enum {
-    UCOLL_RNDV_AUTO, UCOLL_RNDV_TAG, UCOLL_RNDV_AM, UCOLL_RNDV_GET
-} ucoll_rndv_mode_t;
+typedef enum { UCOLL_RNDV_AUTO, UCOLL_RNDV_TAG, UCOLL_RNDV_AM, UCOLL_RNDV_GET } ucoll_rndv_mode_t;
 
 typedef struct ucoll_config {
-    int      log_level;       /* ucoll_log_level_t */
-    int      bootstrap;       /* ucoll_boot_mode_t */
-    int      modex;           /* ucoll_modex_t */
-    size_t   eager_limit;     /* bytes: larger messages go rendezvous */
-    size_t   eager_credits;   /* bytes a sender may have unconsumed at one receiver */
-    int      rndv_mode;       /* ucoll_rndv_mode_t */
-    int      wait_mode;       /* ucoll_wait_mode_t */
-    unsigned spin_count;      /* polls before sleeping in hybrid mode */
-    int      stats;           /* print counters at finalize */
-    double   timeout;         /* seconds a blocking wait may take; 0 = forever */
-    size_t   seg_size;        /* pipeline segment size, bytes; 0 = model */
-    unsigned radix;           /* k of k-nomial / k-chain algorithms; 0 = model */
-    char    *tune_file;       /* selection rules file, NULL = none */
-    char    *algo[UCOLL_COLL_LAST]; /* forced algorithm ids, NULL = model */
+    int log_level;               /* ucoll_log_level_t */
+    int bootstrap;               /* ucoll_boot_mode_t */
+    int modex;                   /* ucoll_modex_t */
+    size_t eager_limit;          /* bytes: larger messages go rendezvous */
+    size_t eager_credits;        /* bytes a sender may have unconsumed at one receiver */
+    int rndv_mode;               /* ucoll_rndv_mode_t */
+    int wait_mode;               /* ucoll_wait_mode_t */
+    unsigned spin_count;         /* polls before sleeping in hybrid mode */
+    int stats;                   /* print counters at finalize */
+    double timeout;              /* seconds a blocking wait may take; 0 = forever */
+    size_t seg_size;             /* pipeline segment size, bytes; 0 = model */
+    unsigned radix;              /* k of k-nomial / k-chain algorithms; 0 = model */
+    char *tune_file;             /* selection rules file, NULL = none */
+    char *algo[UCOLL_COLL_LAST]; /* forced algorithm ids, NULL = model */
 } ucoll_config_t;
 
 /* Read every UCOLL_* variable into cfg. Unknown UCOLL_* variables get a
  * warning; a value that does not parse is UCOLL_ERR_ARG with a message naming
  * the variable. Strings in cfg are owned by it: ucoll__config_release(). */
-int  ucoll__config_read(ucoll_config_t *cfg);
+int ucoll__config_read(ucoll_config_t *cfg);
 void ucoll__config_release(ucoll_config_t *cfg);
 
 /* Print the table: name, type, default, help (and the current value when
@@ -58,6 +67,6 @@ void ucoll__config_release(ucoll_config_t *cfg);
 void ucoll__config_print(FILE *out, const ucoll_config_t *cfg);
 
 /* Parse "8192", "64k", "4M", "1g" into bytes; 0 on success. */
-int  ucoll__parse_size(const char *s, size_t *out_p);
+int ucoll__parse_size(const char *s, size_t *out_p);
 
 #endif

@@ -83,7 +83,8 @@ static void ctx_free_comms(ucoll_ctx_t *ctx)
 {
     ucoll_list_t *pos, *tmp;
 
-    ucoll_list_for_each_safe(pos, tmp, &ctx->comms) {
+    ucoll_list_for_each_safe(pos, tmp, &ctx->comms)
+    {
         ucoll_comm_t *comm = ucoll_container_of(pos, ucoll_comm_t, link);
         if (comm != ctx->world) {
             ucoll_debug("communicator %u was not freed by the user; freeing it", comm->id);
@@ -112,9 +113,8 @@ static void ctx_topology(ucoll_ctx_t *ctx)
                    ctx->boot->local_size, ctx->topo->npus_machine);
         ctx->cfg.wait_mode = mode;
     }
-    ucoll_debug("bound to %s, NUMA node %d, %d PUs / %d cores on the machine",
-                ctx->topo->binding, ctx->topo->numa_node, ctx->topo->npus_machine,
-                ctx->topo->ncores_machine);
+    ucoll_debug("bound to %s, NUMA node %d, %d PUs / %d cores on the machine", ctx->topo->binding,
+                ctx->topo->numa_node, ctx->topo->npus_machine, ctx->topo->ncores_machine);
 }
 
 int ucoll_init(ucoll_ctx_t **ctx_p)
@@ -136,9 +136,8 @@ int ucoll_init(ucoll_ctx_t **ctx_p)
     ctx->rank = ctx->boot->rank;
     ctx->size = ctx->boot->size;
     ucoll__log_rank = ctx->rank;
-    ucoll_debug("bootstrap %s: rank %d of %d, local %d of %d, node %d", ctx->boot->name,
-                ctx->rank, ctx->size, ctx->boot->local_rank, ctx->boot->local_size,
-                ctx->boot->node_id);
+    ucoll_debug("bootstrap %s: rank %d of %d, local %d of %d, node %d", ctx->boot->name, ctx->rank,
+                ctx->size, ctx->boot->local_rank, ctx->boot->local_size, ctx->boot->node_id);
     ctx_topology(ctx);
 
     status = ucoll__tl_init(ctx);

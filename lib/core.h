@@ -34,13 +34,13 @@ enum { UCOLL_SPACE_P2P = 0, UCOLL_SPACE_COLL = 1 };
  * if the user forgot, at finalize).
  */
 struct ucoll_comm {
-    ucoll_ctx_t  *ctx;
-    uint32_t      id;       /* unique among this process's communicators */
-    int           rank;     /* this process's rank in the communicator */
-    int           size;
-    int          *world;    /* world rank of each rank; NULL for the world itself */
-    uint32_t      coll_seq; /* collective calls so far: the tag of the next one */
-    ucoll_list_t  link;     /* in ctx->comms */
+    ucoll_ctx_t *ctx;
+    uint32_t id; /* unique among this process's communicators */
+    int rank;    /* this process's rank in the communicator */
+    int size;
+    int *world;        /* world rank of each rank; NULL for the world itself */
+    uint32_t coll_seq; /* collective calls so far: the tag of the next one */
+    ucoll_list_t link; /* in ctx->comms */
 };
 
 /* World rank of rank r of comm. */
@@ -55,36 +55,36 @@ static inline int ucoll__comm_world_rank(const ucoll_comm_t *comm, int r)
  * ucoll_finalize / ucoll__ctx_destroy_sim, which release everything below.
  */
 struct ucoll_ctx {
-    ucoll_config_t               cfg;
-    struct ucoll_topo           *topo;        /* hwloc view of this process */
-    int                          rank, size;  /* in the job */
-    struct ucoll_boot           *boot;        /* NULL when simulated */
-    struct ucoll_tl             *tl;          /* UCX state; NULL when simulated */
-    struct ucoll_p2p            *p2p;         /* matching engine and protocols */
-    const struct ucoll_net_ops  *net;         /* how schedules reach point-to-point */
-    void                        *net_priv;    /* the net's own state */
-    struct ucoll_exec           *exec;        /* collective executor state */
-    ucoll_comm_t                *world;
-    ucoll_list_t                 comms;       /* every live communicator, world first */
-    uint32_t                     next_comm_id;
-    ucoll_list_t                 req_free;    /* request pool: free list */
-    ucoll_list_t                 req_chunks;  /* request pool: allocated chunks */
-    size_t                       req_outstanding;
-    int                          finalizing;
+    ucoll_config_t cfg;
+    struct ucoll_topo *topo;         /* hwloc view of this process */
+    int rank, size;                  /* in the job */
+    struct ucoll_boot *boot;         /* NULL when simulated */
+    struct ucoll_tl *tl;             /* UCX state; NULL when simulated */
+    struct ucoll_p2p *p2p;           /* matching engine and protocols */
+    const struct ucoll_net_ops *net; /* how schedules reach point-to-point */
+    void *net_priv;                  /* the net's own state */
+    struct ucoll_exec *exec;         /* collective executor state */
+    ucoll_comm_t *world;
+    ucoll_list_t comms; /* every live communicator, world first */
+    uint32_t next_comm_id;
+    ucoll_list_t req_free;   /* request pool: free list */
+    ucoll_list_t req_chunks; /* request pool: allocated chunks */
+    size_t req_outstanding;
+    int finalizing;
 };
 
 /* Create the world communicator of ctx (rank, size already set). */
-int  ucoll__comm_create_world(ucoll_ctx_t *ctx);
+int ucoll__comm_create_world(ucoll_ctx_t *ctx);
 /* Create a communicator from a list of world ranks (this process included);
  * id must be agreed by all members. */
-int  ucoll__comm_create(ucoll_ctx_t *ctx, uint32_t id, int rank, int size,
-                        const int *world_ranks, ucoll_comm_t **comm_p);
+int ucoll__comm_create(ucoll_ctx_t *ctx, uint32_t id, int rank, int size, const int *world_ranks,
+                       ucoll_comm_t **comm_p);
 void ucoll__comm_destroy(ucoll_comm_t *comm);
 
 /* Simulated context: rank r of size, with the given network; used by
  * ucoll_sim and unit tests. No PMIx, no UCX. */
-int  ucoll__ctx_create_sim(int rank, int size, const struct ucoll_net_ops *net,
-                           void *net_priv, ucoll_ctx_t **ctx_p);
+int ucoll__ctx_create_sim(int rank, int size, const struct ucoll_net_ops *net, void *net_priv,
+                          ucoll_ctx_t **ctx_p);
 void ucoll__ctx_destroy_sim(ucoll_ctx_t *ctx);
 
 /* Argument checks shared by every API entry point: they log the reason at

@@ -24,8 +24,8 @@ static const char *dtype_names[UCOLL_DTYPE_LAST] = {
     "byte",  "int8",   "uint8",   "int16",    "uint16",  "int32",  "uint32",
     "int64", "uint64", "float16", "bfloat16", "float32", "float64"};
 
-static const char *op_names[UCOLL_OP_LAST] = {"sum",  "prod", "min",  "max",  "land",
-                                              "lor",  "lxor", "band", "bor",  "bxor"};
+static const char *op_names[UCOLL_OP_LAST] = {"sum", "prod", "min",  "max", "land",
+                                              "lor", "lxor", "band", "bor", "bxor"};
 
 size_t ucoll_dtype_size(ucoll_dtype_t dt)
 {
@@ -87,7 +87,7 @@ static inline float u2f(uint32_t u)
 static inline float h2f(uint16_t h)
 {
     uint32_t em = h & 0x7fffu;
-    uint32_t u  = f2u(u2f(em << 13) * 0x1p112f);
+    uint32_t u = f2u(u2f(em << 13) * 0x1p112f);
 
     if (em >= 0x7c00u) {
         u |= 0xffu << 23;
@@ -97,20 +97,20 @@ static inline float h2f(uint16_t h)
 
 static inline uint16_t f2h(float f)
 {
-    uint32_t u    = f2u(f);
+    uint32_t u = f2u(f);
     uint32_t sign = (u >> 16) & 0x8000u;
     uint32_t r;
 
     u &= 0x7fffffffu;
-    if (u >= (143u << 23)) {            /* >= 65536: inf, or NaN */
+    if (u >= (143u << 23)) { /* >= 65536: inf, or NaN */
         r = (u > (255u << 23)) ? 0x7e00u : 0x7c00u;
-    } else if (u < (113u << 23)) {      /* below 2^-14: subnormal or zero */
+    } else if (u < (113u << 23)) { /* below 2^-14: subnormal or zero */
         /* Adding 0.5 (exponent 126) aligns the half subnormal's mantissa
          * with the float's low bits; the FPU rounds to nearest even. */
         r = f2u(u2f(u) + 0.5f) - f2u(0.5f);
     } else {
         uint32_t odd = (u >> 13) & 1u;
-        u += 0xc8000fffu + odd;         /* rebias exponent (-112 << 23) and round */
+        u += 0xc8000fffu + odd; /* rebias exponent (-112 << 23) and round */
         r = u >> 13;
     }
     return (uint16_t)(r | sign);
@@ -124,17 +124,29 @@ static inline float bf2f(uint16_t h)
 /* Branch-free (a select, not a jump) so that loops over it vectorize. */
 static inline uint16_t f2bf(float f)
 {
-    uint32_t u   = f2u(f);
+    uint32_t u = f2u(f);
     uint32_t rne = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
     uint32_t nan = (u >> 16) | 0x40u; /* quiet NaN */
 
     return (uint16_t)(((u & 0x7fffffffu) > 0x7f800000u) ? nan : rne);
 }
 
-float ucoll__f16_to_float(uint16_t h) { return h2f(h); }
-uint16_t ucoll__float_to_f16(float f) { return f2h(f); }
-float ucoll__bf16_to_float(uint16_t h) { return bf2f(h); }
-uint16_t ucoll__float_to_bf16(float f) { return f2bf(f); }
+float ucoll__f16_to_float(uint16_t h)
+{
+    return h2f(h);
+}
+uint16_t ucoll__float_to_f16(float f)
+{
+    return f2h(f);
+}
+float ucoll__bf16_to_float(uint16_t h)
+{
+    return bf2f(h);
+}
+uint16_t ucoll__float_to_bf16(float f)
+{
+    return f2bf(f);
+}
 
 /* ---- kernels ------------------------------------------------------------ */
 
@@ -151,46 +163,45 @@ uint16_t ucoll__float_to_bf16(float f) { return f2bf(f); }
 
 /* T: storage type; A: arithmetic type (unsigned twin for signed sum/prod);
  * IN/OUT: widen/narrow (identity except half types). */
-#define KERNELS(_name, _T, _A, _OP, _IN, _OUT)                                 \
-    static void k3_##_name(_T *restrict d, const _T *restrict a,               \
-                           const _T *restrict b, size_t n)                     \
-    {                                                                          \
-        for (size_t i = 0; i < n; i++) {                                       \
-            d[i] = _OUT(_OP((_A)_IN(a[i]), (_A)_IN(b[i])));                    \
-        }                                                                      \
-    }                                                                          \
-    static void k2_##_name(_T *restrict d, const _T *restrict b, size_t n)     \
-    {                                                                          \
-        for (size_t i = 0; i < n; i++) {                                       \
-            d[i] = _OUT(_OP((_A)_IN(d[i]), (_A)_IN(b[i])));                    \
-        }                                                                      \
-    }                                                                          \
-    static void k1_##_name(_T *d, const _T *a, const _T *b, size_t n)          \
-    {                                                                          \
-        for (size_t i = 0; i < n; i++) {                                       \
-            _T x = a[i], y = b[i];                                             \
-            d[i] = _OUT(_OP((_A)_IN(x), (_A)_IN(y)));                          \
-        }                                                                      \
+#define KERNELS(_name, _T, _A, _OP, _IN, _OUT)                                                   \
+    static void k3_##_name(_T *restrict d, const _T *restrict a, const _T *restrict b, size_t n) \
+    {                                                                                            \
+        for (size_t i = 0; i < n; i++) {                                                         \
+            d[i] = _OUT(_OP((_A)_IN(a[i]), (_A)_IN(b[i])));                                      \
+        }                                                                                        \
+    }                                                                                            \
+    static void k2_##_name(_T *restrict d, const _T *restrict b, size_t n)                       \
+    {                                                                                            \
+        for (size_t i = 0; i < n; i++) {                                                         \
+            d[i] = _OUT(_OP((_A)_IN(d[i]), (_A)_IN(b[i])));                                      \
+        }                                                                                        \
+    }                                                                                            \
+    static void k1_##_name(_T *d, const _T *a, const _T *b, size_t n)                            \
+    {                                                                                            \
+        for (size_t i = 0; i < n; i++) {                                                         \
+            _T x = a[i], y = b[i];                                                               \
+            d[i] = _OUT(_OP((_A)_IN(x), (_A)_IN(y)));                                            \
+        }                                                                                        \
     }
 
 #define ID(_x) (_x)
 
-#define INT_KERNELS(_t, _T, _U)                                                \
-    KERNELS(sum_##_t, _T, _U, OP_SUM, ID, (_T))                                \
-    KERNELS(prod_##_t, _T, _U, OP_PROD, ID, (_T))                              \
-    KERNELS(min_##_t, _T, _T, OP_MIN, ID, ID)                                  \
-    KERNELS(max_##_t, _T, _T, OP_MAX, ID, ID)                                  \
-    KERNELS(land_##_t, _T, _T, OP_LAND, ID, (_T))                              \
-    KERNELS(lor_##_t, _T, _T, OP_LOR, ID, (_T))                                \
-    KERNELS(lxor_##_t, _T, _T, OP_LXOR, ID, (_T))                              \
-    KERNELS(band_##_t, _T, _T, OP_BAND, ID, ID)                                \
-    KERNELS(bor_##_t, _T, _T, OP_BOR, ID, ID)                                  \
+#define INT_KERNELS(_t, _T, _U)                   \
+    KERNELS(sum_##_t, _T, _U, OP_SUM, ID, (_T))   \
+    KERNELS(prod_##_t, _T, _U, OP_PROD, ID, (_T)) \
+    KERNELS(min_##_t, _T, _T, OP_MIN, ID, ID)     \
+    KERNELS(max_##_t, _T, _T, OP_MAX, ID, ID)     \
+    KERNELS(land_##_t, _T, _T, OP_LAND, ID, (_T)) \
+    KERNELS(lor_##_t, _T, _T, OP_LOR, ID, (_T))   \
+    KERNELS(lxor_##_t, _T, _T, OP_LXOR, ID, (_T)) \
+    KERNELS(band_##_t, _T, _T, OP_BAND, ID, ID)   \
+    KERNELS(bor_##_t, _T, _T, OP_BOR, ID, ID)     \
     KERNELS(bxor_##_t, _T, _T, OP_BXOR, ID, ID)
 
-#define FLOAT_KERNELS(_t, _T, _A, _IN, _OUT)                                   \
-    KERNELS(sum_##_t, _T, _A, OP_SUM, _IN, _OUT)                               \
-    KERNELS(prod_##_t, _T, _A, OP_PROD, _IN, _OUT)                             \
-    KERNELS(min_##_t, _T, _A, OP_MIN, _IN, _OUT)                               \
+#define FLOAT_KERNELS(_t, _T, _A, _IN, _OUT)       \
+    KERNELS(sum_##_t, _T, _A, OP_SUM, _IN, _OUT)   \
+    KERNELS(prod_##_t, _T, _A, OP_PROD, _IN, _OUT) \
+    KERNELS(min_##_t, _T, _A, OP_MIN, _IN, _OUT)   \
     KERNELS(max_##_t, _T, _A, OP_MAX, _IN, _OUT)
 
 INT_KERNELS(i8, int8_t, uint8_t)
@@ -214,18 +225,26 @@ typedef struct {
     k2_fn k2;
 } kernel_t;
 
-#define K(_name) {(k3_fn)k3_##_name, (k3_fn)k1_##_name, (k2_fn)k2_##_name}
-#define INT_ROW(_t)                                                            \
-    {K(sum_##_t), K(prod_##_t), K(min_##_t), K(max_##_t), K(land_##_t),        \
-     K(lor_##_t), K(lxor_##_t), K(band_##_t), K(bor_##_t), K(bxor_##_t)}
-#define FLOAT_ROW(_t) {K(sum_##_t), K(prod_##_t), K(min_##_t), K(max_##_t)}
+#define K(_name)                                                 \
+    {                                                            \
+        (k3_fn) k3_##_name, (k3_fn)k1_##_name, (k2_fn)k2_##_name \
+    }
+#define INT_ROW(_t)                                                                     \
+    {                                                                                   \
+        K(sum_##_t), K(prod_##_t), K(min_##_t), K(max_##_t), K(land_##_t), K(lor_##_t), \
+            K(lxor_##_t), K(band_##_t), K(bor_##_t), K(bxor_##_t)                       \
+    }
+#define FLOAT_ROW(_t)                                       \
+    {                                                       \
+        K(sum_##_t), K(prod_##_t), K(min_##_t), K(max_##_t) \
+    }
 
 static const kernel_t kernels[UCOLL_DTYPE_LAST][UCOLL_OP_LAST] = {
-    [UCOLL_BYTE] = INT_ROW(u8),      [UCOLL_INT8] = INT_ROW(i8),
-    [UCOLL_UINT8] = INT_ROW(u8),     [UCOLL_INT16] = INT_ROW(i16),
-    [UCOLL_UINT16] = INT_ROW(u16),   [UCOLL_INT32] = INT_ROW(i32),
-    [UCOLL_UINT32] = INT_ROW(u32),   [UCOLL_INT64] = INT_ROW(i64),
-    [UCOLL_UINT64] = INT_ROW(u64),   [UCOLL_FLOAT16] = FLOAT_ROW(f16),
+    [UCOLL_BYTE] = INT_ROW(u8),         [UCOLL_INT8] = INT_ROW(i8),
+    [UCOLL_UINT8] = INT_ROW(u8),        [UCOLL_INT16] = INT_ROW(i16),
+    [UCOLL_UINT16] = INT_ROW(u16),      [UCOLL_INT32] = INT_ROW(i32),
+    [UCOLL_UINT32] = INT_ROW(u32),      [UCOLL_INT64] = INT_ROW(i64),
+    [UCOLL_UINT64] = INT_ROW(u64),      [UCOLL_FLOAT16] = FLOAT_ROW(f16),
     [UCOLL_BFLOAT16] = FLOAT_ROW(bf16), [UCOLL_FLOAT32] = FLOAT_ROW(f32),
     [UCOLL_FLOAT64] = FLOAT_ROW(f64),
 };
@@ -236,9 +255,8 @@ static const kernel_t kernels[UCOLL_DTYPE_LAST][UCOLL_OP_LAST] = {
 /* float16 with the F16C conversions, 8 elements at a time; the rounding
  * back is to nearest even, as in f2h(). The operand order of min/max
  * matches OP_MIN/OP_MAX, so NaNs come out as in the scalar kernels. */
-__attribute__((target("avx,f16c"))) static void f16c_kernel(uint16_t *d, const uint16_t *a,
-                                                             const uint16_t *b, size_t n,
-                                                             ucoll_op_t op)
+__attribute__((target("avx,f16c"))) static void
+f16c_kernel(uint16_t *d, const uint16_t *a, const uint16_t *b, size_t n, ucoll_op_t op)
 {
     size_t i = 0;
 
@@ -269,8 +287,7 @@ static int f16c_usable(void)
 {
     return 0;
 }
-static void f16c_kernel(uint16_t *d, const uint16_t *a, const uint16_t *b, size_t n,
-                        ucoll_op_t op)
+static void f16c_kernel(uint16_t *d, const uint16_t *a, const uint16_t *b, size_t n, ucoll_op_t op)
 {
 }
 #endif
@@ -285,7 +302,7 @@ void ucoll__reduce(void *dst, const void *a, const void *b, size_t count, ucoll_
     if (count == 0) {
         return;
     }
-    k     = &kernels[dt][op];
+    k = &kernels[dt][op];
     bytes = count * dtype_sizes[dt];
     if (dt == UCOLL_FLOAT16 && (dst == a || x + bytes <= d || d + bytes <= x) &&
         (dst == b || y + bytes <= d || d + bytes <= y) && f16c_usable()) {

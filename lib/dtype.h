@@ -13,15 +13,15 @@ const char *ucoll__dtype_name(ucoll_dtype_t dt);
 const char *ucoll__op_name(ucoll_op_t op);
 /* UCOLL_OK if op applies to dt (logical and bitwise ops on floating types
  * do not), else UCOLL_ERR_ARG with the reason logged at debug level. */
-int  ucoll__check_op(ucoll_op_t op, ucoll_dtype_t dt);
+int ucoll__check_op(ucoll_op_t op, ucoll_dtype_t dt);
 /* dst[i] = a[i] op b[i], i < count; dst may alias a or b. */
 void ucoll__reduce(void *dst, const void *a, const void *b, size_t count, ucoll_dtype_t dt,
                    ucoll_op_t op);
 
 /* Half-precision conversions (round to nearest even). */
-float    ucoll__f16_to_float(uint16_t h);
+float ucoll__f16_to_float(uint16_t h);
 uint16_t ucoll__float_to_f16(float f);
-float    ucoll__bf16_to_float(uint16_t h);
+float ucoll__bf16_to_float(uint16_t h);
 uint16_t ucoll__float_to_bf16(float f);
 
 #endif

@@ -12,11 +12,17 @@ typedef struct ucoll_list {
     struct ucoll_list *next, *prev;
 } ucoll_list_t;
 
-#define ucoll_container_of(_ptr, _type, _member)                               \
-    ((_type *)((char *)(_ptr) - offsetof(_type, _member)))
+#define ucoll_container_of(_ptr, _type, _member) \
+    ((_type *)((char *)(_ptr)-offsetof(_type, _member)))
 
-static inline void ucoll_list_init(ucoll_list_t *h) { h->next = h->prev = h; }
-static inline int  ucoll_list_empty(const ucoll_list_t *h) { return h->next == h; }
+static inline void ucoll_list_init(ucoll_list_t *h)
+{
+    h->next = h->prev = h;
+}
+static inline int ucoll_list_empty(const ucoll_list_t *h)
+{
+    return h->next == h;
+}
 
 static inline void ucoll_list_insert_between(ucoll_list_t *e, ucoll_list_t *a, ucoll_list_t *b)
 {
@@ -47,10 +53,11 @@ static inline void ucoll_list_del(ucoll_list_t *e)
 #define ucoll_list_first(_h, _type, _member) ucoll_container_of((_h)->next, _type, _member)
 
 /* Iterate; safe against removal of the current element. */
-#define ucoll_list_for_each_safe(_pos, _tmp, _h)                                \
-    for ((_pos) = (_h)->next, (_tmp) = (_pos)->next; (_pos) != (_h);            \
+#define ucoll_list_for_each_safe(_pos, _tmp, _h)                     \
+    for ((_pos) = (_h)->next, (_tmp) = (_pos)->next; (_pos) != (_h); \
          (_pos) = (_tmp), (_tmp) = (_pos)->next)
 
-#define ucoll_list_for_each(_pos, _h) for ((_pos) = (_h)->next; (_pos) != (_h); (_pos) = (_pos)->next)
+#define ucoll_list_for_each(_pos, _h) \
+    for ((_pos) = (_h)->next; (_pos) != (_h); (_pos) = (_pos)->next)
 
 #endif

@@ -4,7 +4,7 @@
 #include <string.h>
 
 int ucoll__log_level = UCOLL_LOG_WARN;
-int ucoll__log_rank  = -1;
+int ucoll__log_rank = -1;
 
 static const char *level_names[] = {"error", "warn", "info", "debug", "trace"};
 

@@ -9,7 +9,11 @@
 #include <stdarg.h>
 
 typedef enum {
-    UCOLL_LOG_ERROR, UCOLL_LOG_WARN, UCOLL_LOG_INFO, UCOLL_LOG_DEBUG, UCOLL_LOG_TRACE
+    UCOLL_LOG_ERROR,
+    UCOLL_LOG_WARN,
+    UCOLL_LOG_INFO,
+    UCOLL_LOG_DEBUG,
+    UCOLL_LOG_TRACE
 } ucoll_log_level_t;
 
 /* Process-wide: the level is read once from the environment by the first
@@ -20,10 +24,10 @@ extern int ucoll__log_rank;
 void ucoll__log(ucoll_log_level_t level, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-#define UCOLL_LOG(_lvl, ...)                                                   \
-    do {                                                                       \
-        if ((int)(_lvl) <= ucoll__log_level)                                   \
-            ucoll__log((_lvl), __FILE__, __LINE__, __VA_ARGS__);               \
+#define UCOLL_LOG(_lvl, ...)                                     \
+    do {                                                         \
+        if ((int)(_lvl) <= ucoll__log_level)                     \
+            ucoll__log((_lvl), __FILE__, __LINE__, __VA_ARGS__); \
     } while (0)
 
 #define ucoll_error(...) UCOLL_LOG(UCOLL_LOG_ERROR, __VA_ARGS__)

@@ -44,7 +44,8 @@ int ucoll__topo_query(ucoll_topo_t *topo)
                  list);
     }
     obj = hwloc_get_next_obj_covering_cpuset_by_type(t, set, HWLOC_OBJ_NUMANODE, NULL);
-    if (obj && hwloc_get_next_obj_covering_cpuset_by_type(t, set, HWLOC_OBJ_NUMANODE, obj) == NULL) {
+    if (obj &&
+        hwloc_get_next_obj_covering_cpuset_by_type(t, set, HWLOC_OBJ_NUMANODE, obj) == NULL) {
         topo->numa_node = (int)obj->logical_index;
     }
     hwloc_bitmap_free(set);

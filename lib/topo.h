@@ -9,11 +9,11 @@
 #include "core.h"
 
 typedef struct ucoll_topo {
-    int  npus_machine;   /* processing units on the machine */
-    int  npus_allowed;   /* processing units this process is bound to */
-    int  ncores_machine;
-    int  numa_node;      /* NUMA node of the binding, -1 if not bound within one */
-    char binding[128];   /* e.g. "core 1 (PU 1)" or "unbound (PUs 0-1)" */
+    int npus_machine; /* processing units on the machine */
+    int npus_allowed; /* processing units this process is bound to */
+    int ncores_machine;
+    int numa_node;     /* NUMA node of the binding, -1 if not bound within one */
+    char binding[128]; /* e.g. "core 1 (PU 1)" or "unbound (PUs 0-1)" */
 } ucoll_topo_t;
 
 /* Fill topo for the calling process. Returns UCOLL_OK, or

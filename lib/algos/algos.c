@@ -37,9 +37,9 @@
 
 void ucoll__model_default(ucoll_model_t *m)
 {
-    m->alpha  = MODEL_ALPHA;
-    m->beta   = MODEL_BETA;
-    m->gamma  = MODEL_GAMMA;
+    m->alpha = MODEL_ALPHA;
+    m->beta = MODEL_BETA;
+    m->gamma = MODEL_GAMMA;
     m->lambda = MODEL_LAMBDA;
 }
 
@@ -98,16 +98,16 @@ size_t ucoll__coll_bytes(const ucoll_coll_args_t *a, int p)
 
 typedef struct tune_rule {
     ucoll_coll_t coll;
-    size_t       lo, hi;    /* bytes, [lo, hi) */
-    int          plo, phi;  /* communicator size, inclusive */
-    char         algo[32];
-    size_t       seg;
-    unsigned     radix;
+    size_t lo, hi; /* bytes, [lo, hi) */
+    int plo, phi;  /* communicator size, inclusive */
+    char algo[32];
+    size_t seg;
+    unsigned radix;
 } tune_rule_t;
 
 typedef struct tune {
     tune_rule_t *rules;
-    size_t       n;
+    size_t n;
 } tune_t;
 
 static void tune_free(void *arg)
@@ -155,7 +155,7 @@ static int tune_parse_word(char *w, tune_rule_t *r)
         return -1;
     }
     r->coll = (ucoll_coll_t)c;
-    f       = strtok_r(NULL, ":", &save);
+    f = strtok_r(NULL, ":", &save);
     if (f == NULL || parse_range(f, &r->lo, &r->hi) != 0) {
         return -1;
     }
@@ -193,8 +193,7 @@ static tune_t *tune_load(ucoll_ctx_t *ctx)
     ucoll__exec_set_sel_state(ctx, t, tune_free);
     f = fopen(ctx->cfg.tune_file, "r");
     if (f == NULL) {
-        ucoll_warn("UCOLL_TUNE_FILE %s: %s; using the model", ctx->cfg.tune_file,
-                   strerror(errno));
+        ucoll_warn("UCOLL_TUNE_FILE %s: %s; using the model", ctx->cfg.tune_file, strerror(errno));
         return t;
     }
     for (int lineno = 1; fgets(line, sizeof(line), f); lineno++) {
@@ -208,18 +207,17 @@ static tune_t *tune_load(ucoll_ctx_t *ctx)
             char word[256];
             snprintf(word, sizeof(word), "%s", w);
             if (tune_parse_word(word, &r) != 0) {
-                ucoll_warn("%s:%d: cannot parse rule '%s'; ignored", ctx->cfg.tune_file,
-                           lineno, w);
+                ucoll_warn("%s:%d: cannot parse rule '%s'; ignored", ctx->cfg.tune_file, lineno, w);
                 continue;
             }
             if (t->n == cap) {
-                size_t ncap      = cap ? 2 * cap : 16;
+                size_t ncap = cap ? 2 * cap : 16;
                 tune_rule_t *nr = realloc(t->rules, ncap * sizeof(*nr));
                 if (nr == NULL) {
                     break;
                 }
                 t->rules = nr;
-                cap      = ncap;
+                cap = ncap;
             }
             t->rules[t->n++] = r;
         }
@@ -239,18 +237,18 @@ static int algo_can_serve(const ucoll_algo_t *al, const ucoll_coll_args_t *a, in
 const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
                                        ucoll_algo_params_t *prm_p)
 {
-    ucoll_ctx_t *ctx                = comm->ctx;
+    ucoll_ctx_t *ctx = comm->ctx;
     const ucoll_algo_t *const *reg = ucoll__algos(a->coll);
-    const char *cname               = ucoll__coll_name(a->coll);
-    const char *forced              = ctx->cfg.algo[a->coll];
+    const char *cname = ucoll__coll_name(a->coll);
+    const char *forced = ctx->cfg.algo[a->coll];
     const ucoll_algo_t *best = NULL, *al;
-    int p        = comm->size;
+    int p = comm->size;
     size_t bytes = ucoll__coll_bytes(a, p);
     double best_t = 0;
     ucoll_model_t m;
 
     prm_p->seg_size = ctx->cfg.seg_size;
-    prm_p->radix    = ctx->cfg.radix;
+    prm_p->radix = ctx->cfg.radix;
     if (reg == NULL || reg[0] == NULL) {
         return NULL;
     }
@@ -260,15 +258,14 @@ const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args
             ucoll_debug("%s: %s (forced), %zu bytes, p %d", cname, al->id, bytes, p);
             return al;
         }
-        ucoll_debug("%s: forced algorithm '%s' %s for %zu bytes on %d ranks; falling back",
-                    cname, forced, al ? "cannot serve" : "does not exist", bytes, p);
+        ucoll_debug("%s: forced algorithm '%s' %s for %zu bytes on %d ranks; falling back", cname,
+                    forced, al ? "cannot serve" : "does not exist", bytes, p);
     }
     if (ctx->cfg.tune_file && ctx->cfg.tune_file[0]) {
         tune_t *t = tune_load(ctx);
         for (size_t i = 0; t && i < t->n; i++) {
             const tune_rule_t *r = &t->rules[i];
-            if (r->coll != a->coll || bytes < r->lo || bytes >= r->hi || p < r->plo ||
-                p > r->phi) {
+            if (r->coll != a->coll || bytes < r->lo || bytes >= r->hi || p < r->plo || p > r->phi) {
                 continue;
             }
             al = ucoll__algo_find(a->coll, r->algo);
@@ -279,12 +276,12 @@ const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args
                 if (r->radix) {
                     prm_p->radix = r->radix;
                 }
-                ucoll_debug("%s: %s (tuning rule %zu), %zu bytes, p %d", cname, al->id, i,
-                            bytes, p);
+                ucoll_debug("%s: %s (tuning rule %zu), %zu bytes, p %d", cname, al->id, i, bytes,
+                            p);
                 return al;
             }
-            ucoll_debug("%s: tuning rule %zu names '%s', which %s; next rule", cname, i,
-                        r->algo, al ? "cannot serve" : "does not exist");
+            ucoll_debug("%s: tuning rule %zu names '%s', which %s; next rule", cname, i, r->algo,
+                        al ? "cannot serve" : "does not exist");
         }
     }
     ucoll__model_default(&m);
@@ -296,7 +293,7 @@ const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args
         }
         t = al->cost ? al->cost(a, p, prm_p, &m) : 1e30;
         if (best == NULL || t < best_t) {
-            best   = al;
+            best = al;
             best_t = t;
         }
     }
@@ -327,20 +324,20 @@ int ucoll__coll_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_
         return UCOLL_ERR_NOMEM;
     }
     tag = comm->coll_seq;
-    st  = ucoll__sched_create(comm, (int)tag, &s);
+    st = ucoll__sched_create(comm, (int)tag, &s);
     if (st != UCOLL_OK) {
         goto err_req;
     }
     st = al->build(s, a, &prm);
     if (st != UCOLL_OK) {
-        ucoll_debug("%s/%s: building the schedule failed: %s", ucoll__coll_name(a->coll),
-                    al->id, ucoll_strerror(st));
+        ucoll_debug("%s/%s: building the schedule failed: %s", ucoll__coll_name(a->coll), al->id,
+                    ucoll_strerror(st));
         goto err_sched;
     }
     /* the call is committed: it owns this sequence number */
     comm->coll_seq = (tag >= UCOLL_TAG_UB) ? 0 : tag + 1;
-    req->user      = 1;
-    *req_p         = req;
+    req->user = 1;
+    *req_p = req;
     return ucoll__sched_start(s, req);
 
 err_sched:

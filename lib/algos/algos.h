@@ -16,25 +16,25 @@
 
 /* Everything a collective call said, normalised by the API entry point. */
 typedef struct ucoll_coll_args {
-    ucoll_coll_t   coll;
-    const void    *sbuf;      /* already resolved: never UCOLL_IN_PLACE */
-    void          *rbuf;
-    int            in_place;  /* the caller passed UCOLL_IN_PLACE */
-    size_t         count;     /* elements: whole vector, or per rank/block */
-    size_t         scount, rcount;     /* v-variants: this rank's counts */
-    const size_t  *scounts, *sdispls;  /* v-variants (elements) */
-    const size_t  *rcounts, *rdispls;
-    ucoll_dtype_t  dt;
-    ucoll_op_t     op;
-    int            root;
-    size_t         esize;     /* ucoll_dtype_size(dt) */
+    ucoll_coll_t coll;
+    const void *sbuf; /* already resolved: never UCOLL_IN_PLACE */
+    void *rbuf;
+    int in_place;                    /* the caller passed UCOLL_IN_PLACE */
+    size_t count;                    /* elements: whole vector, or per rank/block */
+    size_t scount, rcount;           /* v-variants: this rank's counts */
+    const size_t *scounts, *sdispls; /* v-variants (elements) */
+    const size_t *rcounts, *rdispls;
+    ucoll_dtype_t dt;
+    ucoll_op_t op;
+    int root;
+    size_t esize; /* ucoll_dtype_size(dt) */
 } ucoll_coll_args_t;
 
 /* Parameters the selection passes to an algorithm (0 = algorithm's own
  * default). */
 typedef struct ucoll_algo_params {
-    size_t   seg_size;  /* bytes per segment for pipelined algorithms */
-    unsigned radix;     /* k for k-nomial, k-ary, k-chain */
+    size_t seg_size; /* bytes per segment for pipelined algorithms */
+    unsigned radix;  /* k for k-nomial, k-ary, k-chain */
 } ucoll_algo_params_t;
 
 /* Hockney model parameters, seconds and seconds per byte. */
@@ -43,17 +43,16 @@ typedef struct ucoll_model {
 } ucoll_model_t;
 
 typedef struct ucoll_algo {
-    const char *id;    /* as in ALGORITHMS.md, e.g. "binomial" */
-    const char *desc;  /* one line */
+    const char *id;   /* as in ALGORITHMS.md, e.g. "binomial" */
+    const char *desc; /* one line */
     /* 1 if the algorithm can serve this call on p ranks (e.g. needs a power
      * of two, count >= p); NULL means always. */
-    int    (*can_serve)(const ucoll_coll_args_t *a, int p);
+    int (*can_serve)(const ucoll_coll_args_t *a, int p);
     /* Predicted time in seconds under model m; NULL = not modelled. */
     double (*cost)(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
                    const ucoll_model_t *m);
     /* Append this rank's steps for the call to s. */
-    int    (*build)(ucoll_sched_t *s, const ucoll_coll_args_t *a,
-                    const ucoll_algo_params_t *prm);
+    int (*build)(ucoll_sched_t *s, const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm);
 } ucoll_algo_t;
 
 /* The registry of one operation: NULL-terminated list of algorithms. */
@@ -83,15 +82,20 @@ int ucoll__coll_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_
 
 /* A copy step unless there is nothing to move: len 0, or dst == src (a
  * rank's own block already in place). */
-static inline int ucoll__sched_copy_if(ucoll_sched_t *s, void *dst, const void *src,
-                                       size_t len)
+static inline int ucoll__sched_copy_if(ucoll_sched_t *s, void *dst, const void *src, size_t len)
 {
     return (len == 0 || dst == src) ? UCOLL_OK : ucoll__sched_copy(s, dst, src, len);
 }
 
 /* Shared tree and peer math (algos/pattern.c). srank = (rank - root + p) % p. */
-static inline int ucoll__srank(int rank, int root, int p) { return (rank - root + p) % p; }
-static inline int ucoll__rank_of(int srank, int root, int p) { return (srank + root) % p; }
+static inline int ucoll__srank(int rank, int root, int p)
+{
+    return (rank - root + p) % p;
+}
+static inline int ucoll__rank_of(int srank, int root, int p)
+{
+    return (srank + root) % p;
+}
 int ucoll__ceil_log2(int p);
 /* Binomial tree over sranks, rooted at srank 0: srank r > 0 owns the sranks
  * [r, r + lowbit(r)) clipped to p, its parent is r - lowbit(r) and its
@@ -184,7 +188,7 @@ int ucoll__knomial_children(int srank, int p, int k, int *children, int *sizes);
  */
 typedef struct ucoll_rd {
     int p2, rem;
-    int newrank;  /* -1 for a rank that sits out */
+    int newrank; /* -1 for a rank that sits out */
 } ucoll_rd_t;
 void ucoll__rd_init(int rank, int p, ucoll_rd_t *rd);
 /* The rank of newrank nr. */
@@ -208,14 +212,12 @@ typedef int (*ucoll_rank_map_t)(int newrank, const void *arg);
  * Afterwards newrank v's group v in acc is fully reduced; its last reduce
  * step is left at the start of the current (open) round. Commutative ops. */
 int ucoll__sched_rhalving(ucoll_sched_t *s, const ucoll_rd_t *rd, char *acc, const char *src,
-                          char *tmp,
-                          const size_t *goff, size_t esize, ucoll_dtype_t dt, ucoll_op_t op,
-                          ucoll_rank_map_t to_rank, const void *arg);
+                          char *tmp, const size_t *goff, size_t esize, ucoll_dtype_t dt,
+                          ucoll_op_t op, ucoll_rank_map_t to_rank, const void *arg);
 /* Recursive doubling allgather of the groups, the mirror of rhalving: at
  * distance d = 1 .. p2/2 newrank v sends the groups it holds and receives
  * the partner's, into acc. */
-int ucoll__sched_rdoubling(ucoll_sched_t *s, const ucoll_rd_t *rd, char *acc,
-                           const size_t *goff, size_t esize, ucoll_rank_map_t to_rank,
-                           const void *arg);
+int ucoll__sched_rdoubling(ucoll_sched_t *s, const ucoll_rd_t *rd, char *acc, const size_t *goff,
+                           size_t esize, ucoll_rank_map_t to_rank, const void *arg);
 
 #endif

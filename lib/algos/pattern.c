@@ -34,7 +34,7 @@ int ucoll__floor_pow2(int p)
 int ucoll__ceil_logk(int p, int k)
 {
     long long pw = 1;
-    int d        = 0;
+    int d = 0;
 
     while (pw < p) {
         pw *= k;
@@ -59,7 +59,7 @@ int ucoll__knomial_parent(int srank, int p, int k)
 int ucoll__knomial_children(int srank, int p, int k, int *children, int *sizes)
 {
     long long pw = 1, top;
-    int n        = 0;
+    int n = 0;
 
     /* positions below srank's lowest non-zero digit (every position for
      * the root) */
@@ -94,7 +94,7 @@ int ucoll__knomial_children(int srank, int p, int k, int *children, int *sizes)
 
 void ucoll__rd_init(int rank, int p, ucoll_rd_t *rd)
 {
-    rd->p2  = ucoll__floor_pow2(p);
+    rd->p2 = ucoll__floor_pow2(p);
     rd->rem = p - rd->p2;
     if (rank < 2 * rd->rem) {
         rd->newrank = (rank % 2 == 0) ? rank / 2 : -1;
@@ -104,27 +104,26 @@ void ucoll__rd_init(int rank, int p, ucoll_rd_t *rd)
 }
 
 int ucoll__sched_rhalving(ucoll_sched_t *s, const ucoll_rd_t *rd, char *acc, const char *src,
-                          char *tmp,
-                          const size_t *goff, size_t esize, ucoll_dtype_t dt, ucoll_op_t op,
-                          ucoll_rank_map_t to_rank, const void *arg)
+                          char *tmp, const size_t *goff, size_t esize, ucoll_dtype_t dt,
+                          ucoll_op_t op, ucoll_rank_map_t to_rank, const void *arg)
 {
     int v = rd->newrank;
     int st;
 
     for (int d = rd->p2 / 2; d >= 1; d /= 2) {
-        int base    = v & ~(2 * d - 1);
+        int base = v & ~(2 * d - 1);
         int partner = v ^ d;
-        int keep    = (v & d) ? base + d : base;
-        int give    = (v & d) ? base : base + d;
+        int keep = (v & d) ? base + d : base;
+        int give = (v & d) ? base : base + d;
         size_t klo = goff[keep], khi = goff[keep + d];
         size_t glo = goff[give], ghi = goff[give + d];
-        int peer   = to_rank(partner, arg);
+        int peer = to_rank(partner, arg);
 
         if ((st = ucoll__sched_send(s, src + glo * esize, (ghi - glo) * esize, peer)) ||
             (st = ucoll__sched_recv(s, tmp, (khi - klo) * esize, peer)) ||
             (st = ucoll__sched_round(s)) ||
-            (st = ucoll__sched_reduce(s, acc + klo * esize, src + klo * esize, tmp, khi - klo,
-                                      dt, op))) {
+            (st = ucoll__sched_reduce(s, acc + klo * esize, src + klo * esize, tmp, khi - klo, dt,
+                                      op))) {
             return st;
         }
         src = acc;
@@ -132,18 +131,17 @@ int ucoll__sched_rhalving(ucoll_sched_t *s, const ucoll_rd_t *rd, char *acc, con
     return UCOLL_OK;
 }
 
-int ucoll__sched_rdoubling(ucoll_sched_t *s, const ucoll_rd_t *rd, char *acc,
-                           const size_t *goff, size_t esize, ucoll_rank_map_t to_rank,
-                           const void *arg)
+int ucoll__sched_rdoubling(ucoll_sched_t *s, const ucoll_rd_t *rd, char *acc, const size_t *goff,
+                           size_t esize, ucoll_rank_map_t to_rank, const void *arg)
 {
     int v = rd->newrank;
     int st;
 
     for (int d = 1; d < rd->p2; d *= 2) {
-        int mine    = v & ~(d - 1);
+        int mine = v & ~(d - 1);
         int partner = v ^ d;
-        int theirs  = partner & ~(d - 1);
-        int peer    = to_rank(partner, arg);
+        int theirs = partner & ~(d - 1);
+        int peer = to_rank(partner, arg);
         size_t mlo = goff[mine], mhi = goff[mine + d];
         size_t tlo = goff[theirs], thi = goff[theirs + d];
 

@@ -24,8 +24,8 @@ typedef struct ucoll_net_ops {
     int (*isend)(ucoll_comm_t *comm, const void *buf, size_t bytes, int dst, int tag,
                  ucoll_net_cb_t cb, void *arg);
     /* Receive at most bytes from comm rank src (never a wildcard here). */
-    int (*irecv)(ucoll_comm_t *comm, void *buf, size_t bytes, int src, int tag,
-                 ucoll_net_cb_t cb, void *arg);
+    int (*irecv)(ucoll_comm_t *comm, void *buf, size_t bytes, int src, int tag, ucoll_net_cb_t cb,
+                 void *arg);
     /* Drive the network once; returns the number of events processed. */
     int (*progress)(ucoll_ctx_t *ctx);
     /* Optional (NULL for real networks): told of the local work a schedule

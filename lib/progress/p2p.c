@@ -41,7 +41,7 @@
 
 #define CQ_HASH 64
 /* eager payloads up to this size travel packed behind the header */
-#define PACK_MAX (UCOLL_TL_OP_HDR - sizeof(wire_hdr_t))
+#define PACK_MAX        (UCOLL_TL_OP_HDR - sizeof(wire_hdr_t))
 #define CLEANUP_SEND_NS 3000000000ull
 
 typedef struct ucoll_p2p ucoll_p2p_t;
@@ -49,61 +49,61 @@ typedef struct ucoll_p2p ucoll_p2p_t;
 enum { OP_SEND, OP_RECV_TAG, OP_RECV_AM, OP_GET, OP_CTL };
 
 typedef struct {
-    uint32_t     send_seq;
-    uint32_t     recv_seq;
-    ucoll_list_t ooo;           /* early messages, by seq */
-    size_t       credits;       /* eager bytes we may still send there */
-    size_t       credit_return; /* consumed here, not yet handed back */
-    ucoll_list_t inflight;      /* requests that depend on this peer */
-    int          rndv_mode;     /* -1 until resolved */
+    uint32_t send_seq;
+    uint32_t recv_seq;
+    ucoll_list_t ooo;      /* early messages, by seq */
+    size_t credits;        /* eager bytes we may still send there */
+    size_t credit_return;  /* consumed here, not yet handed back */
+    ucoll_list_t inflight; /* requests that depend on this peer */
+    int rndv_mode;         /* -1 until resolved */
 } p2p_peer_t;
 
 typedef struct {
-    ucoll_list_t posted;   /* receives from this source, posting order */
-    ucoll_list_t unexp;    /* messages from this source, arrival order */
+    ucoll_list_t posted; /* receives from this source, posting order */
+    ucoll_list_t unexp;  /* messages from this source, arrival order */
 } p2p_bucket_t;
 
 typedef struct p2p_cq {
     struct p2p_cq *next;
-    uint32_t       ctx_id;
-    ucoll_list_t   wild;   /* ANY_SOURCE receives */
-    ucoll_list_t   unexp;  /* every unexpected message, arrival order */
+    uint32_t ctx_id;
+    ucoll_list_t wild;  /* ANY_SOURCE receives */
+    ucoll_list_t unexp; /* every unexpected message, arrival order */
     p2p_bucket_t **src;
-    int            nsrc;
+    int nsrc;
 } p2p_cq_t;
 
 typedef struct {
     ucoll_list_t link;     /* bucket's unexpected list, or the peer's ooo list */
     ucoll_list_t ctx_link; /* cq's arrival-order list */
-    wire_rts_t   rts;      /* hdr, and cookie/raddr for RNDV_TAG/GET */
-    void        *desc;     /* RNDV_AM: UCP data descriptor */
-    size_t       cost;     /* EAGER: credit bytes */
-    size_t       data_len;
-    char         data[];   /* EAGER payload or RNDV_GET packed rkey */
+    wire_rts_t rts;        /* hdr, and cookie/raddr for RNDV_TAG/GET */
+    void *desc;            /* RNDV_AM: UCP data descriptor */
+    size_t cost;           /* EAGER: credit bytes */
+    size_t data_len;
+    char data[]; /* EAGER payload or RNDV_GET packed rkey */
 } p2p_msg_t;
 
 typedef struct {
-    uint64_t msgs[2], bytes[2];       /* sent: [eager, rndv] */
-    uint64_t rmsgs[2], rbytes[2];     /* received */
-    uint64_t fallback;                /* eager-sized messages sent rendezvous (no credits) */
+    uint64_t msgs[2], bytes[2];   /* sent: [eager, rndv] */
+    uint64_t rmsgs[2], rbytes[2]; /* received */
+    uint64_t fallback;            /* eager-sized messages sent rendezvous (no credits) */
     uint64_t credit_msgs;
-    size_t   unexp_depth, unexp_peak, unexp_bytes, unexp_bytes_peak;
-    size_t   posted_depth, posted_peak;
+    size_t unexp_depth, unexp_peak, unexp_bytes, unexp_bytes_peak;
+    size_t posted_depth, posted_peak;
     uint64_t ooo;
 } p2p_stats_t;
 
 struct ucoll_p2p {
-    ucoll_ctx_t  *ctx;
-    ucoll_tl_t   *tl;
-    p2p_peer_t   *peers;
-    p2p_cq_t     *cq[CQ_HASH];
-    p2p_cq_t     *cq_last;
-    uint64_t      post_seq;
-    int           in_progress;
-    int           nfailed;
-    ucoll_list_t  deferred;    /* RNDV_AM receives to fetch after progress */
-    size_t        credit_batch;
-    p2p_stats_t   st;
+    ucoll_ctx_t *ctx;
+    ucoll_tl_t *tl;
+    p2p_peer_t *peers;
+    p2p_cq_t *cq[CQ_HASH];
+    p2p_cq_t *cq_last;
+    uint64_t post_seq;
+    int in_progress;
+    int nfailed;
+    ucoll_list_t deferred; /* RNDV_AM receives to fetch after progress */
+    size_t credit_batch;
+    p2p_stats_t st;
 };
 
 static void start_recv(ucoll_p2p_t *p, ucoll_req_t *req, p2p_msg_t *msg);
@@ -180,7 +180,8 @@ static ucoll_req_t *first_posted(ucoll_list_t *list, int tag)
 {
     ucoll_list_t *pos;
 
-    ucoll_list_for_each(pos, list) {
+    ucoll_list_for_each(pos, list)
+    {
         ucoll_req_t *req = ucoll_container_of(pos, ucoll_req_t, link);
         if (tag_match(req, tag)) {
             return req;
@@ -224,7 +225,8 @@ static p2p_msg_t *match_unexp(ucoll_p2p_t *p, const ucoll_req_t *req)
         return NULL;
     }
     if (req->u.p2p.peer == UCOLL_ANY_SOURCE) {
-        ucoll_list_for_each(pos, &cq->unexp) {
+        ucoll_list_for_each(pos, &cq->unexp)
+        {
             msg = ucoll_container_of(pos, p2p_msg_t, ctx_link);
             if (tag_match(req, msg->rts.h.tag)) {
                 goto found;
@@ -236,7 +238,8 @@ static p2p_msg_t *match_unexp(ucoll_p2p_t *p, const ucoll_req_t *req)
     if (b == NULL) {
         return NULL;
     }
-    ucoll_list_for_each(pos, &b->unexp) {
+    ucoll_list_for_each(pos, &b->unexp)
+    {
         msg = ucoll_container_of(pos, p2p_msg_t, link);
         if (tag_match(req, msg->rts.h.tag)) {
             goto found;
@@ -302,8 +305,7 @@ static void ctl_sent(void *request, ucs_status_t status, void *user_data)
 
 /* Fire-and-forget control message; failures only matter through the peer's
  * failure, which is handled elsewhere. */
-static void send_ctl(ucoll_p2p_t *p, int world, int type, uint64_t cookie, uint32_t seq,
-                     int status)
+static void send_ctl(ucoll_p2p_t *p, int world, int type, uint64_t cookie, uint32_t seq, int status)
 {
     ucp_request_param_t param = {0};
     p2p_peer_t *peer = &p->peers[world];
@@ -328,8 +330,8 @@ static void send_ctl(ucoll_p2p_t *p, int world, int type, uint64_t cookie, uint3
     ctl->cookie = cookie;
     ctl->seq = seq;
     ctl->status = status;
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                         UCP_OP_ATTR_FIELD_FLAGS;
+    param.op_attr_mask =
+        UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
     param.cb.send = ctl_sent;
     param.user_data = op;
     param.flags = UCP_AM_SEND_FLAG_EAGER;
@@ -383,14 +385,14 @@ static void op_done(ucoll_tl_op_t *op, ucs_status_t status)
 
     ucoll__tl_op_free(op->tl, op);
     if (req == NULL) {
-        return;  /* detached: the request was failed already */
+        return; /* detached: the request was failed already */
     }
     p = req->ctx->p2p;
     req->u.p2p.op = NULL;
     inflight_del(req);
     err = ucoll__tl_status(status);
-    if (err == UCOLL_ERR_PEER || (status != UCS_OK && ucoll__tl_failed(req->ctx,
-                                                                        req->u.p2p.world))) {
+    if (err == UCOLL_ERR_PEER ||
+        (status != UCS_OK && ucoll__tl_failed(req->ctx, req->u.p2p.world))) {
         err = UCOLL_ERR_PEER;
     }
     if (what == OP_GET) {
@@ -471,7 +473,7 @@ static int rndv_mode(ucoll_p2p_t *p, int world)
     if (peer->rndv_mode < 0) {
         switch (p->ctx->cfg.rndv_mode) {
         case UCOLL_RNDV_TAG: peer->rndv_mode = UCOLL_PROTO_RNDV_TAG; break;
-        case UCOLL_RNDV_AM:  peer->rndv_mode = UCOLL_PROTO_RNDV_AM; break;
+        case UCOLL_RNDV_AM: peer->rndv_mode = UCOLL_PROTO_RNDV_AM; break;
         case UCOLL_RNDV_GET: peer->rndv_mode = UCOLL_PROTO_RNDV_GET; break;
         default:
             /* measured with ucoll_bench bw/latency, UCX 1.13.1, medians of
@@ -595,8 +597,7 @@ static void start_send(ucoll_p2p_t *p, ucoll_req_t *req)
         rts->cookie = (uint64_t)(uintptr_t)req;
         rts->raddr = 0;
         break;
-    default:
-        break;
+    default: break;
     }
     /* TAG/GET: the announcement goes now; the request waits for CTS/FIN */
     op->req = NULL;
@@ -694,9 +695,7 @@ static void start_recv(ucoll_p2p_t *p, ucoll_req_t *req, p2p_msg_t *msg)
         return;
     }
     switch (h->proto) {
-    case UCOLL_PROTO_RNDV_AM:
-        am_fetch(p, req, msg);
-        return;
+    case UCOLL_PROTO_RNDV_AM: am_fetch(p, req, msg); return;
     case UCOLL_PROTO_RNDV_TAG:
         op = ucoll__tl_op_alloc(p->tl, req, OP_RECV_TAG);
         if (op == NULL) {
@@ -707,8 +706,8 @@ static void start_recv(ucoll_p2p_t *p, ucoll_req_t *req, p2p_msg_t *msg)
         }
         op_param(&param, op);
         param.cb.recv = tag_recv_cb;
-        r = ucp_tag_recv_nbx(p->tl->worker, s->buf, h->len,
-                             ((uint64_t)h->src_world << 32) | h->seq, UINT64_MAX, &param);
+        r = ucp_tag_recv_nbx(p->tl->worker, s->buf, h->len, ((uint64_t)h->src_world << 32) | h->seq,
+                             UINT64_MAX, &param);
         send_ctl(p, world, UCOLL_CTL_CTS, msg->rts.cookie, h->seq, UCOLL_OK);
         free(msg);
         track(p, req, op, r);
@@ -718,7 +717,7 @@ static void start_recv(ucoll_p2p_t *p, ucoll_req_t *req, p2p_msg_t *msg)
             ucp_ep_rkey_unpack(ep, msg->data, (ucp_rkey_h *)&s->rkey) != UCS_OK) {
             msg_free(p, msg);
             ucoll__req_complete(req, ucoll__tl_failed(p->ctx, world) ? UCOLL_ERR_PEER
-                                                                    : UCOLL_ERR_TRANSPORT);
+                                                                     : UCOLL_ERR_TRANSPORT);
             return;
         }
         op = ucoll__tl_op_alloc(p->tl, req, OP_GET);
@@ -731,7 +730,7 @@ static void start_recv(ucoll_p2p_t *p, ucoll_req_t *req, p2p_msg_t *msg)
             return;
         }
         s->seq = h->seq;
-        s->msg = (void *)(uintptr_t)msg->rts.cookie;  /* echoed in FIN */
+        s->msg = (void *)(uintptr_t)msg->rts.cookie; /* echoed in FIN */
         op_param(&param, op);
         param.cb.send = send_cb;
         r = ucp_get_nbx(ep, s->buf, h->len, msg->rts.raddr, s->rkey, &param);
@@ -814,8 +813,7 @@ static void deliver(ucoll_p2p_t *p, p2p_msg_t *msg)
     if (req) {
         start_recv(p, req, msg);
     } else if (enqueue_unexp(p, msg) != UCOLL_OK) {
-        ucoll_error("out of memory queueing a message from rank %u: dropped",
-                    msg->rts.h.src_world);
+        ucoll_error("out of memory queueing a message from rank %u: dropped", msg->rts.h.src_world);
         msg_free(p, msg);
     }
 }
@@ -903,7 +901,8 @@ static ucs_status_t am_msg_cb(void *arg, const void *header, size_t header_lengt
     if (rts.h.seq != peer->recv_seq) {
         /* early: wait for the gap to fill, ordered by seq */
         p->st.ooo++;
-        ucoll_list_for_each(pos, &peer->ooo) {
+        ucoll_list_for_each(pos, &peer->ooo)
+        {
             p2p_msg_t *m = ucoll_container_of(pos, p2p_msg_t, link);
             if ((int32_t)(m->rts.h.seq - rts.h.seq) > 0) {
                 break;
@@ -972,7 +971,7 @@ static ucs_status_t am_ctl_cb(void *arg, const void *header, size_t header_lengt
         (op = ucoll__tl_op_alloc(p->tl, req, OP_SEND)) == NULL) {
         inflight_del(req);
         ucoll__req_complete(req, ucoll__tl_failed(ctx, req->u.p2p.world) ? UCOLL_ERR_PEER
-                                                                          : UCOLL_ERR_NOMEM);
+                                                                         : UCOLL_ERR_NOMEM);
         return UCS_OK;
     }
     op_param(&rparam, op);
@@ -1006,7 +1005,8 @@ static void on_peer_failure(ucoll_ctx_t *ctx, int rank, int status)
     peer = &p->peers[rank];
     ucoll_list_init(&fail);
 
-    ucoll_list_for_each_safe(pos, tmp, &peer->inflight) {
+    ucoll_list_for_each_safe(pos, tmp, &peer->inflight)
+    {
         req = ucoll_container_of(pos, ucoll_req_t, u.p2p.peer_link);
         inflight_del(req);
         if (req->u.p2p.op) {
@@ -1028,7 +1028,8 @@ static void on_peer_failure(ucoll_ctx_t *ctx, int rank, int status)
         }
         fail_list_add(&fail, req);
     }
-    ucoll_list_for_each_safe(pos, tmp, &p->deferred) {
+    ucoll_list_for_each_safe(pos, tmp, &p->deferred)
+    {
         req = ucoll_container_of(pos, ucoll_req_t, link);
         if (req->u.p2p.world == rank) {
             ucoll_list_del(&req->link);
@@ -1043,7 +1044,8 @@ static void on_peer_failure(ucoll_ctx_t *ctx, int rank, int status)
                 if (cq->src[i] == NULL) {
                     continue;
                 }
-                ucoll_list_for_each_safe(pos, tmp, &cq->src[i]->posted) {
+                ucoll_list_for_each_safe(pos, tmp, &cq->src[i]->posted)
+                {
                     req = ucoll_container_of(pos, ucoll_req_t, link);
                     if (req->u.p2p.world == rank) {
                         ucoll_list_del(&req->link);
@@ -1052,7 +1054,8 @@ static void on_peer_failure(ucoll_ctx_t *ctx, int rank, int status)
                     }
                 }
             }
-            ucoll_list_for_each_safe(pos, tmp, &cq->wild) {
+            ucoll_list_for_each_safe(pos, tmp, &cq->wild)
+            {
                 req = ucoll_container_of(pos, ucoll_req_t, link);
                 if (comm_has_failed(p, req->u.p2p.comm, rank)) {
                     ucoll_list_del(&req->link);
@@ -1063,7 +1066,8 @@ static void on_peer_failure(ucoll_ctx_t *ctx, int rank, int status)
         }
     }
     /* announcements past a gap that will never fill */
-    ucoll_list_for_each_safe(pos, tmp, &peer->ooo) {
+    ucoll_list_for_each_safe(pos, tmp, &peer->ooo)
+    {
         p2p_msg_t *msg = ucoll_container_of(pos, p2p_msg_t, link);
         ucoll_list_del(&msg->link);
         msg_free(p, msg);
@@ -1158,7 +1162,8 @@ static int sends_pending(ucoll_p2p_t *p)
     int i;
 
     for (i = 0; i < p->ctx->size; i++) {
-        ucoll_list_for_each(pos, &p->peers[i].inflight) {
+        ucoll_list_for_each(pos, &p->peers[i].inflight)
+        {
             ucoll_req_t *req = ucoll_container_of(pos, ucoll_req_t, u.p2p.peer_link);
             if (req->kind == UCOLL_REQ_SEND) {
                 return 1;
@@ -1201,7 +1206,8 @@ void ucoll__p2p_cleanup(ucoll_ctx_t *ctx)
         ucoll_warn("finalize: sends still waiting for their receivers are dropped");
     }
     /* no request outlives the engine: detach every UCX operation */
-    ucoll_list_for_each_safe(pos, tmp, &p->tl->ops_live) {
+    ucoll_list_for_each_safe(pos, tmp, &p->tl->ops_live)
+    {
         ucoll_tl_op_t *op = ucoll_container_of(pos, ucoll_tl_op_t, link);
         if (op->req) {
             ucoll_req_t *req = op->req;
@@ -1213,7 +1219,8 @@ void ucoll__p2p_cleanup(ucoll_ctx_t *ctx)
         }
     }
     for (i = 0; i < ctx->size; i++) {
-        ucoll_list_for_each_safe(pos, tmp, &p->peers[i].inflight) {
+        ucoll_list_for_each_safe(pos, tmp, &p->peers[i].inflight)
+        {
             ucoll_req_t *req = ucoll_container_of(pos, ucoll_req_t, u.p2p.peer_link);
             inflight_del(req);
             if (req->u.p2p.rkey) {
@@ -1223,19 +1230,22 @@ void ucoll__p2p_cleanup(ucoll_ctx_t *ctx)
                 ucp_mem_unmap(p->tl->context, req->u.p2p.memh);
             }
         }
-        ucoll_list_for_each_safe(pos, tmp, &p->peers[i].ooo) {
+        ucoll_list_for_each_safe(pos, tmp, &p->peers[i].ooo)
+        {
             p2p_msg_t *msg = ucoll_container_of(pos, p2p_msg_t, link);
             msg_free(p, msg);
         }
     }
-    ucoll_list_for_each_safe(pos, tmp, &p->deferred) {
+    ucoll_list_for_each_safe(pos, tmp, &p->deferred)
+    {
         ucoll_req_t *req = ucoll_container_of(pos, ucoll_req_t, link);
         msg_free(p, req->u.p2p.msg);
     }
     for (h = 0; h < CQ_HASH; h++) {
         for (cq = p->cq[h]; cq; cq = next) {
             next = cq->next;
-            ucoll_list_for_each_safe(pos, tmp, &cq->unexp) {
+            ucoll_list_for_each_safe(pos, tmp, &cq->unexp)
+            {
                 msg_free(p, ucoll_container_of(pos, p2p_msg_t, ctx_link));
             }
             for (i = 0; i < cq->nsrc; i++) {
@@ -1327,8 +1337,7 @@ static int p2p_args(const void *buf, size_t count, ucoll_dtype_t dt, int peer, i
     size_t dsize;
     int ret;
 
-    if ((ret = ucoll__check_comm(comm)) != UCOLL_OK ||
-        (ret = ucoll__check_dtype(dt)) != UCOLL_OK ||
+    if ((ret = ucoll__check_comm(comm)) != UCOLL_OK || (ret = ucoll__check_dtype(dt)) != UCOLL_OK ||
         (ret = ucoll__check_buf(buf, count, recv ? "receive buffer" : "send buffer")) != UCOLL_OK) {
         return ret;
     }
@@ -1399,8 +1408,8 @@ int ucoll_isend(const void *buf, size_t count, ucoll_dtype_t dt, int dst, int ta
     return UCOLL_OK;
 }
 
-int ucoll_irecv(void *buf, size_t count, ucoll_dtype_t dt, int src, int tag,
-                ucoll_comm_t *comm, ucoll_req_t **req_p)
+int ucoll_irecv(void *buf, size_t count, ucoll_dtype_t dt, int src, int tag, ucoll_comm_t *comm,
+                ucoll_req_t **req_p)
 {
     ucoll_req_t *req;
     size_t bytes;

@@ -12,7 +12,7 @@
 
 /* Set up matching queues and register the active-message handlers on the
  * worker of ctx->tl (ucoll__tl_init first). Sets ctx->p2p. */
-int  ucoll__p2p_init(ucoll_ctx_t *ctx);
+int ucoll__p2p_init(ucoll_ctx_t *ctx);
 
 /* Let outstanding sends finish (bounded), drop posted receives and
  * unexpected messages, print the UCOLL_STATS counters, free everything.

@@ -14,26 +14,26 @@ struct ucoll_comm;
 
 struct ucoll_p2p_req {
     struct ucoll_comm *comm;
-    void              *buf;
-    size_t             bytes;   /* buffer size (receive) or message size (send) */
-    int                peer;    /* comm rank, or UCOLL_ANY_SOURCE */
-    int                tag;     /* or UCOLL_ANY_TAG */
-    int                space;   /* UCOLL_SPACE_P2P or _COLL */
-    void             (*net_cb)(void *arg, int status); /* executor completion */
-    void              *net_arg;
+    void *buf;
+    size_t bytes;                          /* buffer size (receive) or message size (send) */
+    int peer;                              /* comm rank, or UCOLL_ANY_SOURCE */
+    int tag;                               /* or UCOLL_ANY_TAG */
+    int space;                             /* UCOLL_SPACE_P2P or _COLL */
+    void (*net_cb)(void *arg, int status); /* executor completion */
+    void *net_arg;
     /* matching and protocol state */
-    int                world;     /* job rank of peer; -1 for ANY_SOURCE */
-    int                any_tag;
-    uint32_t           ctx_id;
-    uint32_t           seq;       /* send: sequence number of the message */
-    int                proto;     /* UCOLL_PROTO_* once chosen or matched */
-    uint64_t           post_seq;  /* receive: posting order */
-    ucoll_list_t       peer_link; /* in the peer's in-flight list */
-    int                inflight;
-    void              *op;        /* ucoll_tl_op_t of the UCX operation in flight */
-    void              *msg;       /* matched announcement awaiting its fetch */
-    void              *memh;      /* RNDV_GET send: registration */
-    void              *rkey;      /* RNDV_GET receive: unpacked rkey */
+    int world; /* job rank of peer; -1 for ANY_SOURCE */
+    int any_tag;
+    uint32_t ctx_id;
+    uint32_t seq;           /* send: sequence number of the message */
+    int proto;              /* UCOLL_PROTO_* once chosen or matched */
+    uint64_t post_seq;      /* receive: posting order */
+    ucoll_list_t peer_link; /* in the peer's in-flight list */
+    int inflight;
+    void *op;   /* ucoll_tl_op_t of the UCX operation in flight */
+    void *msg;  /* matched announcement awaiting its fetch */
+    void *memh; /* RNDV_GET send: registration */
+    void *rkey; /* RNDV_GET receive: unpacked rkey */
 };
 
 #endif

@@ -12,8 +12,8 @@
 #define REQ_CHUNK 256
 
 typedef struct {
-    ucoll_list_t link;    /* ctx->req_chunks */
-    ucoll_req_t  reqs[REQ_CHUNK];
+    ucoll_list_t link; /* ctx->req_chunks */
+    ucoll_req_t reqs[REQ_CHUNK];
 } req_chunk_t;
 
 ucoll_req_t *ucoll__req_alloc(ucoll_ctx_t *ctx, ucoll_req_kind_t kind)
@@ -67,7 +67,8 @@ void ucoll__req_pool_cleanup(ucoll_ctx_t *ctx)
 {
     ucoll_list_t *pos, *tmp;
 
-    ucoll_list_for_each_safe(pos, tmp, &ctx->req_chunks) {
+    ucoll_list_for_each_safe(pos, tmp, &ctx->req_chunks)
+    {
         free(ucoll_container_of(pos, req_chunk_t, link));
     }
     ucoll_list_init(&ctx->req_chunks);

@@ -15,18 +15,20 @@ struct ucoll_sched;
 typedef enum { UCOLL_REQ_SEND, UCOLL_REQ_RECV, UCOLL_REQ_COLL } ucoll_req_kind_t;
 
 struct ucoll_req {
-    ucoll_list_t    link;      /* owner's queue, or the pool's free list */
-    ucoll_ctx_t    *ctx;
-    int             kind;      /* ucoll_req_kind_t */
-    int             complete;  /* set once, by ucoll__req_complete */
-    int             user;      /* 1: the user frees it through test/wait */
-    ucoll_status_t  status;    /* status.error is the result */
+    ucoll_list_t link; /* owner's queue, or the pool's free list */
+    ucoll_ctx_t *ctx;
+    int kind;              /* ucoll_req_kind_t */
+    int complete;          /* set once, by ucoll__req_complete */
+    int user;              /* 1: the user frees it through test/wait */
+    ucoll_status_t status; /* status.error is the result */
     /* internal completion callback, run by ucoll__req_complete; may free req */
-    void          (*cb)(ucoll_req_t *req);
-    void           *cb_arg;
+    void (*cb)(ucoll_req_t *req);
+    void *cb_arg;
     union {
-        struct ucoll_p2p_req p2p;                 /* lib/progress/p2p_req.h */
-        struct { struct ucoll_sched *sched; } coll; /* lib/progress/sched.h */
+        struct ucoll_p2p_req p2p; /* lib/progress/p2p_req.h */
+        struct {
+            struct ucoll_sched *sched;
+        } coll; /* lib/progress/sched.h */
     } u;
 };
 

@@ -25,51 +25,51 @@
 
 #include <string.h>
 
-#define SCRATCH_ALIGN    64
-#define SCRATCH_CLASSES  48
+#define SCRATCH_ALIGN   64
+#define SCRATCH_CLASSES 48
 /* Scratch blocks larger than this are freed rather than pooled. */
 #define SCRATCH_POOL_MAX ((size_t)256 << 20)
 #define POISON_BYTE      0xa5
 
 typedef struct scratch_hdr {
-    ucoll_list_t link;  /* in the schedule's list, then in the pool */
-    size_t       size;  /* usable bytes (the class size) */
-    int          cls;
-    char         pad[SCRATCH_ALIGN - sizeof(ucoll_list_t) - sizeof(size_t) - sizeof(int)];
+    ucoll_list_t link; /* in the schedule's list, then in the pool */
+    size_t size;       /* usable bytes (the class size) */
+    int cls;
+    char pad[SCRATCH_ALIGN - sizeof(ucoll_list_t) - sizeof(size_t) - sizeof(int)];
 } scratch_hdr_t;
 
 _Static_assert(sizeof(scratch_hdr_t) == SCRATCH_ALIGN, "scratch header keeps alignment");
 
 typedef struct ucoll_exec {
-    ucoll_list_t ready;    /* schedules whose round has completed */
-    ucoll_list_t active;   /* every started schedule */
+    ucoll_list_t ready;  /* schedules whose round has completed */
+    ucoll_list_t active; /* every started schedule */
     ucoll_list_t pool[SCRATCH_CLASSES];
-    size_t       pool_bytes;
-    int          draining;
-    int          dry;
-    int          poison;
-    void        *dummy;    /* dry-run scratch */
-    void        *sel_state;
-    void       (*sel_free)(void *);
+    size_t pool_bytes;
+    int draining;
+    int dry;
+    int poison;
+    void *dummy; /* dry-run scratch */
+    void *sel_state;
+    void (*sel_free)(void *);
 } ucoll_exec_t;
 
 struct ucoll_sched {
-    ucoll_list_t  link;       /* in exec->ready while ready */
-    ucoll_list_t  alink;      /* in exec->active once started */
-    ucoll_ctx_t  *ctx;        /* kept apart from comm: cleanup may outlive it */
+    ucoll_list_t link;  /* in exec->ready while ready */
+    ucoll_list_t alink; /* in exec->active once started */
+    ucoll_ctx_t *ctx;   /* kept apart from comm: cleanup may outlive it */
     ucoll_comm_t *comm;
-    int           tag;
+    int tag;
     ucoll_step_t *steps;
-    size_t        nsteps, steps_cap;
-    size_t       *rounds;     /* rounds[i] = index of round i's first step */
-    size_t        nrounds, rounds_cap;
-    ucoll_list_t  scratch;
-    ucoll_req_t  *req;
-    size_t        cur;        /* next round to run */
-    int           pending;    /* posted operations not yet completed (+1 while posting) */
-    int           error;
-    int           on_ready;
-    int           started;
+    size_t nsteps, steps_cap;
+    size_t *rounds; /* rounds[i] = index of round i's first step */
+    size_t nrounds, rounds_cap;
+    ucoll_list_t scratch;
+    ucoll_req_t *req;
+    size_t cur;  /* next round to run */
+    int pending; /* posted operations not yet completed (+1 while posting) */
+    int error;
+    int on_ready;
+    int started;
 };
 
 /* ---- building ----------------------------------------------------------- */
@@ -81,9 +81,9 @@ int ucoll__sched_create(ucoll_comm_t *comm, int tag, ucoll_sched_t **sched_p)
     if (s == NULL) {
         return UCOLL_ERR_NOMEM;
     }
-    s->ctx  = comm->ctx;
+    s->ctx = comm->ctx;
     s->comm = comm;
-    s->tag  = tag;
+    s->tag = tag;
     ucoll_list_init(&s->link);
     ucoll_list_init(&s->alink);
     ucoll_list_init(&s->scratch);
@@ -106,7 +106,8 @@ void ucoll__sched_destroy(ucoll_sched_t *s)
     ucoll_exec_t *ex = s->ctx->exec;
     ucoll_list_t *pos, *tmp;
 
-    ucoll_list_for_each_safe(pos, tmp, &s->scratch) {
+    ucoll_list_for_each_safe(pos, tmp, &s->scratch)
+    {
         scratch_hdr_t *h = ucoll_container_of(pos, scratch_hdr_t, link);
         ucoll_list_del(pos);
         scratch_release(ex, h);
@@ -131,7 +132,7 @@ static int sched_open_round(ucoll_sched_t *s)
         if (r == NULL) {
             return UCOLL_ERR_NOMEM;
         }
-        s->rounds     = r;
+        s->rounds = r;
         s->rounds_cap = cap;
     }
     s->rounds[s->nrounds++] = s->nsteps;
@@ -151,7 +152,7 @@ static ucoll_step_t *sched_add(ucoll_sched_t *s, int kind)
         if (st == NULL) {
             return NULL;
         }
-        s->steps     = st;
+        s->steps = st;
         s->steps_cap = cap;
     }
     st = &s->steps[s->nsteps++];
@@ -167,8 +168,8 @@ int ucoll__sched_send(ucoll_sched_t *s, const void *buf, size_t bytes, int peer)
     if (st == NULL) {
         return UCOLL_ERR_NOMEM;
     }
-    st->src  = buf;
-    st->len  = bytes;
+    st->src = buf;
+    st->len = bytes;
     st->peer = peer;
     return UCOLL_OK;
 }
@@ -180,8 +181,8 @@ int ucoll__sched_recv(ucoll_sched_t *s, void *buf, size_t bytes, int peer)
     if (st == NULL) {
         return UCOLL_ERR_NOMEM;
     }
-    st->dst  = buf;
-    st->len  = bytes;
+    st->dst = buf;
+    st->len = bytes;
     st->peer = peer;
     return UCOLL_OK;
 }
@@ -203,8 +204,8 @@ int ucoll__sched_copy(ucoll_sched_t *s, void *dst, const void *src, size_t bytes
     return UCOLL_OK;
 }
 
-int ucoll__sched_reduce(ucoll_sched_t *s, void *dst, const void *a, const void *b,
-                        size_t count, ucoll_dtype_t dt, ucoll_op_t op)
+int ucoll__sched_reduce(ucoll_sched_t *s, void *dst, const void *a, const void *b, size_t count,
+                        ucoll_dtype_t dt, ucoll_op_t op)
 {
     ucoll_step_t *st;
 
@@ -215,12 +216,12 @@ int ucoll__sched_reduce(ucoll_sched_t *s, void *dst, const void *a, const void *
     if (st == NULL) {
         return UCOLL_ERR_NOMEM;
     }
-    st->dst  = dst;
-    st->src  = a;
+    st->dst = dst;
+    st->src = a;
     st->src2 = b;
-    st->len  = count;
-    st->dt   = (uint8_t)dt;
-    st->op   = (uint8_t)op;
+    st->len = count;
+    st->dt = (uint8_t)dt;
+    st->op = (uint8_t)op;
     return UCOLL_OK;
 }
 
@@ -255,14 +256,14 @@ void *ucoll__sched_scratch(ucoll_sched_t *s, size_t bytes)
         ex->pool_bytes -= h->size;
     } else {
         size_t size = (cls < SCRATCH_CLASSES) ? ((size_t)1 << cls) : bytes;
-        h = aligned_alloc(SCRATCH_ALIGN, sizeof(*h) + ((size + SCRATCH_ALIGN - 1) &
-                                                       ~(size_t)(SCRATCH_ALIGN - 1)));
+        h = aligned_alloc(SCRATCH_ALIGN,
+                          sizeof(*h) + ((size + SCRATCH_ALIGN - 1) & ~(size_t)(SCRATCH_ALIGN - 1)));
         if (h == NULL) {
             ucoll_error("out of memory for %zu bytes of collective scratch", bytes);
             return NULL;
         }
         h->size = size;
-        h->cls  = cls;
+        h->cls = cls;
     }
     ucoll_list_add_tail(&s->scratch, &h->link);
     if (ex->poison) {
@@ -273,8 +274,7 @@ void *ucoll__sched_scratch(ucoll_sched_t *s, size_t bytes)
 
 size_t ucoll__sched_nrounds(const ucoll_sched_t *s)
 {
-    return (s->nrounds > 0 && s->rounds[s->nrounds - 1] == s->nsteps) ? s->nrounds - 1
-                                                                       : s->nrounds;
+    return (s->nrounds > 0 && s->rounds[s->nrounds - 1] == s->nsteps) ? s->nrounds - 1 : s->nrounds;
 }
 
 size_t ucoll__sched_round_nsteps(const ucoll_sched_t *s, size_t round)
@@ -322,8 +322,7 @@ static void sched_run_local(ucoll_sched_t *s, const ucoll_step_t *st, size_t n)
                 ctx->net->local_work(ctx, st[i].len * ucoll_dtype_size(st[i].dt), 1);
             }
             if (!ex->dry) {
-                ucoll__reduce(st[i].dst, st[i].src, st[i].src2, st[i].len, st[i].dt,
-                              st[i].op);
+                ucoll__reduce(st[i].dst, st[i].src, st[i].src2, st[i].len, st[i].dt, st[i].op);
             }
         }
     }
@@ -339,12 +338,12 @@ static void sched_post(ucoll_sched_t *s, const ucoll_step_t *st, size_t n)
     for (size_t i = 0; i < n && s->error == UCOLL_OK; i++) {
         if (st[i].kind == UCOLL_STEP_SEND) {
             s->pending++;
-            status = net->isend(s->comm, st[i].src, st[i].len, st[i].peer, s->tag,
-                                sched_op_done, s);
+            status =
+                net->isend(s->comm, st[i].src, st[i].len, st[i].peer, s->tag, sched_op_done, s);
         } else if (st[i].kind == UCOLL_STEP_RECV) {
             s->pending++;
-            status = net->irecv(s->comm, st[i].dst, st[i].len, st[i].peer, s->tag,
-                                sched_op_done, s);
+            status =
+                net->irecv(s->comm, st[i].dst, st[i].len, st[i].peer, s->tag, sched_op_done, s);
         } else {
             continue;
         }
@@ -352,8 +351,8 @@ static void sched_post(ucoll_sched_t *s, const ucoll_step_t *st, size_t n)
             /* a failed post never calls back */
             s->pending--;
             s->error = status;
-            ucoll_debug("collective tag %d on comm %u: posting to peer %d failed: %s",
-                        s->tag, s->comm->id, st[i].peer, ucoll_strerror(status));
+            ucoll_debug("collective tag %d on comm %u: posting to peer %d failed: %s", s->tag,
+                        s->comm->id, st[i].peer, ucoll_strerror(status));
         }
     }
 }
@@ -361,7 +360,7 @@ static void sched_post(ucoll_sched_t *s, const ucoll_step_t *st, size_t n)
 static void sched_finish(ucoll_sched_t *s)
 {
     ucoll_req_t *req = s->req;
-    int error        = s->error;
+    int error = s->error;
 
     if (error != UCOLL_OK) {
         ucoll_debug("collective tag %d on comm %u failed: %s", s->tag, s->comm->id,
@@ -388,7 +387,7 @@ static void sched_advance(ucoll_sched_t *s)
             return;
         }
         st = ucoll__sched_round_steps(s, s->cur);
-        n  = ucoll__sched_round_nsteps(s, s->cur);
+        n = ucoll__sched_round_nsteps(s, s->cur);
         s->cur++;
         sched_run_local(s, st, n);
         s->pending = 1;
@@ -424,7 +423,7 @@ int ucoll__sched_start(ucoll_sched_t *s, ucoll_req_t *req)
     if (req) {
         req->u.coll.sched = s;
     }
-    s->started  = 1;
+    s->started = 1;
     s->on_ready = 1;
     ucoll_list_add_tail(&ex->active, &s->alink);
     ucoll_list_add_tail(&ex->ready, &s->link);
@@ -471,7 +470,8 @@ void ucoll__exec_cleanup(ucoll_ctx_t *ctx)
     if (ex == NULL) {
         return;
     }
-    ucoll_list_for_each_safe(pos, tmp, &ex->active) {
+    ucoll_list_for_each_safe(pos, tmp, &ex->active)
+    {
         ucoll_sched_t *s = ucoll_container_of(pos, ucoll_sched_t, alink);
         ucoll_debug("freeing collective tag %d still running at cleanup", s->tag);
         if (s->req) {
@@ -480,7 +480,8 @@ void ucoll__exec_cleanup(ucoll_ctx_t *ctx)
         ucoll__sched_destroy(s);
     }
     for (int i = 0; i < SCRATCH_CLASSES; i++) {
-        ucoll_list_for_each_safe(pos, tmp, &ex->pool[i]) {
+        ucoll_list_for_each_safe(pos, tmp, &ex->pool[i])
+        {
             ucoll_list_del(pos);
             free(ucoll_container_of(pos, scratch_hdr_t, link));
         }
@@ -511,7 +512,7 @@ void *ucoll__exec_sel_state(ucoll_ctx_t *ctx)
 void ucoll__exec_set_sel_state(ucoll_ctx_t *ctx, void *state, void (*free_fn)(void *))
 {
     ctx->exec->sel_state = state;
-    ctx->exec->sel_free  = free_fn;
+    ctx->exec->sel_free = free_fn;
 }
 
 ucoll_comm_t *ucoll__sched_comm(const ucoll_sched_t *s)

@@ -45,7 +45,7 @@ static void sleep_on_worker(ucoll_ctx_t *ctx, uint64_t deadline)
         return;
     }
     if (ucoll__tl_arm(ctx)) {
-        return;  /* events pending: progress again */
+        return; /* events pending: progress again */
     }
     if (deadline) {
         now = ucoll__tl_now_ns();
@@ -137,7 +137,7 @@ int ucoll_wait(ucoll_req_t *req, ucoll_status_t *status)
     }
     ret = ucoll__wait_flag(req->ctx, &req->complete);
     if (ret != UCOLL_OK) {
-        return ret;  /* timed out: the request stays valid */
+        return ret; /* timed out: the request stays valid */
     }
     return finish(req, status);
 }

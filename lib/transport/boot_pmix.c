@@ -13,12 +13,11 @@
 
 typedef struct {
     pmix_proc_t me;
-    pmix_proc_t wild;  /* the whole namespace: job-level keys and fences */
+    pmix_proc_t wild; /* the whole namespace: job-level keys and fences */
 } boot_pmix_t;
 
-static const char *how_to_start =
-    "start the program with a PMIx launcher: ucollrun -n N PROGRAM, "
-    "mpirun -np N PROGRAM, prterun -n N PROGRAM or srun --mpi=pmix";
+static const char *how_to_start = "start the program with a PMIx launcher: ucollrun -n N PROGRAM, "
+                                  "mpirun -np N PROGRAM, prterun -n N PROGRAM or srun --mpi=pmix";
 
 /* Read an integer-valued key of any PMIx integer type. */
 static int get_int(const pmix_proc_t *proc, const char *key, int *out_p)
@@ -42,9 +41,7 @@ static int get_int(const pmix_proc_t *proc, const char *key, int *out_p)
     case PMIX_UINT: v = val->data.uint; break;
     case PMIX_PROC_RANK: v = val->data.rank; break;
     case PMIX_SIZE: v = (long)val->data.size; break;
-    default:
-        PMIX_VALUE_RELEASE(val);
-        return -1;
+    default: PMIX_VALUE_RELEASE(val); return -1;
     }
     PMIX_VALUE_RELEASE(val);
     *out_p = (int)v;
@@ -94,7 +91,7 @@ static int pmix_publish(ucoll_boot_t *b, const char *key, const void *data, size
     val.type = PMIX_BYTE_OBJECT;
     val.data.bo.bytes = (char *)data;
     val.data.bo.size = len;
-    rc = PMIx_Put(PMIX_GLOBAL, key, &val);  /* PMIx copies the value */
+    rc = PMIx_Put(PMIX_GLOBAL, key, &val); /* PMIx copies the value */
     if (rc == PMIX_SUCCESS) {
         rc = PMIx_Commit();
     }

@@ -9,16 +9,17 @@
 
 typedef struct single_kv {
     struct single_kv *next;
-    char             *key;
-    void             *data;
-    size_t            len;
+    char *key;
+    void *data;
+    size_t len;
 } single_kv_t;
 
 static int single_publish(ucoll_boot_t *b, const char *key, const void *data, size_t len)
 {
     single_kv_t *kv = calloc(1, sizeof(*kv));
 
-    if (kv == NULL || (kv->key = strdup(key)) == NULL || (kv->data = malloc(len ? len : 1)) == NULL) {
+    if (kv == NULL || (kv->key = strdup(key)) == NULL ||
+        (kv->data = malloc(len ? len : 1)) == NULL) {
         if (kv) {
             free(kv->key);
         }

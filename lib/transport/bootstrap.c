@@ -13,13 +13,13 @@
  * Open MPI names). Their absence means: started by hand. */
 static int launched_by_pmix(void)
 {
-    static const char *vars[] = {"PMIX_NAMESPACE", "PMIX_RANK", "PMIX_SERVER_URI4",
-                                 "PMIX_SERVER_URI41", "PMIX_SERVER_URI3", "PMIX_SERVER_URI2",
-                                 "PMIX_SERVER_URI21", NULL};
+    static const char *vars[] = {
+        "PMIX_NAMESPACE",   "PMIX_RANK",        "PMIX_SERVER_URI4",  "PMIX_SERVER_URI41",
+        "PMIX_SERVER_URI3", "PMIX_SERVER_URI2", "PMIX_SERVER_URI21", NULL};
     int i;
 
     for (i = 0; vars[i]; i++) {
-        if (getenv(vars[i])) {  /* reading the launcher's contract, not a setting */
+        if (getenv(vars[i])) { /* reading the launcher's contract, not a setting */
             return 1;
         }
     }
@@ -29,10 +29,8 @@ static int launched_by_pmix(void)
 int ucoll__boot_init(const ucoll_config_t *cfg, ucoll_boot_t **boot_p)
 {
     switch (cfg->bootstrap) {
-    case UCOLL_BOOT_SINGLETON:
-        return ucoll__boot_single_init(boot_p);
-    case UCOLL_BOOT_PMIX:
-        return ucoll__boot_pmix_init(boot_p);
+    case UCOLL_BOOT_SINGLETON: return ucoll__boot_single_init(boot_p);
+    case UCOLL_BOOT_PMIX: return ucoll__boot_pmix_init(boot_p);
     default:
         if (launched_by_pmix()) {
             return ucoll__boot_pmix_init(boot_p);
@@ -73,8 +71,8 @@ int ucoll__boot_allgather(ucoll_boot_t *b, const void *in, size_t len, void *out
             return status;
         }
         if (dlen != len) {
-            ucoll_error("bootstrap allgather: rank %d contributed %zu bytes, expected %zu", r,
-                        dlen, len);
+            ucoll_error("bootstrap allgather: rank %d contributed %zu bytes, expected %zu", r, dlen,
+                        len);
             free(data);
             return UCOLL_ERR_BOOTSTRAP;
         }

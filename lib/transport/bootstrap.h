@@ -16,26 +16,26 @@ typedef struct ucoll_boot_ops {
     const char *name;
     /* Make this rank's blob under key visible to peers after the next fence
      * (or, with direct modex, on demand). */
-    int  (*publish)(ucoll_boot_t *b, const char *key, const void *data, size_t len);
+    int (*publish)(ucoll_boot_t *b, const char *key, const void *data, size_t len);
     /* Collective over the job: everything published before is visible after.
      * collect = 1 moves all data to every rank now; 0 only synchronizes. */
-    int  (*fence)(ucoll_boot_t *b, int collect);
+    int (*fence)(ucoll_boot_t *b, int collect);
     /* Fetch the blob rank published under key. *data_p is malloc'ed; the
      * caller frees it. May block until the peer has published. */
-    int  (*fetch)(ucoll_boot_t *b, int rank, const char *key, void **data_p, size_t *len_p);
+    int (*fetch)(ucoll_boot_t *b, int rank, const char *key, void **data_p, size_t *len_p);
     /* Ask the launcher to end the job (never returns on success). */
-    int  (*abort)(ucoll_boot_t *b, int status, const char *msg);
+    int (*abort)(ucoll_boot_t *b, int status, const char *msg);
     void (*finalize)(ucoll_boot_t *b);
 } ucoll_boot_ops_t;
 
 struct ucoll_boot {
     const ucoll_boot_ops_t *ops;
-    int   rank, size;             /* in the job */
-    int   local_rank, local_size; /* on this node */
-    int   node_id, num_nodes;
-    int  *local_peers;            /* job ranks on this node, local_size of them */
-    char  name[300];              /* "pmix <namespace>" or "singleton" */
-    unsigned priv_round;          /* allgather rounds so far (fresh keys) */
+    int rank, size;             /* in the job */
+    int local_rank, local_size; /* on this node */
+    int node_id, num_nodes;
+    int *local_peers;    /* job ranks on this node, local_size of them */
+    char name[300];      /* "pmix <namespace>" or "singleton" */
+    unsigned priv_round; /* allgather rounds so far (fresh keys) */
     void *priv;
 };
 

@@ -10,66 +10,66 @@
 #include <string.h>
 
 typedef struct blob {
-    int  refs;
+    int refs;
     char data[];
 } blob_t;
 
 typedef struct sim_msg {
-    ucoll_list_t link;     /* in the sender's queue, then the receiver's */
-    uint32_t     comm_id;
-    int          src, tag;
-    int          wsrc, wdst; /* world ranks */
-    ucoll_net_cb_t cb;      /* the send's completion */
-    void          *arg;
-    const void    *sbuf;
-    size_t       bytes;
-    blob_t      *blob;     /* snapshot of the payload; NULL when dry */
-    double       arrival;
+    ucoll_list_t link; /* in the sender's queue, then the receiver's */
+    uint32_t comm_id;
+    int src, tag;
+    int wsrc, wdst;    /* world ranks */
+    ucoll_net_cb_t cb; /* the send's completion */
+    void *arg;
+    const void *sbuf;
+    size_t bytes;
+    blob_t *blob; /* snapshot of the payload; NULL when dry */
+    double arrival;
 } sim_msg_t;
 
 typedef struct sim_recv {
-    ucoll_list_t   link;
-    uint32_t       comm_id;
-    int            src, tag;
-    void          *buf;
-    size_t         bytes;
-    double         posted;
+    ucoll_list_t link;
+    uint32_t comm_id;
+    int src, tag;
+    void *buf;
+    size_t bytes;
+    double posted;
     ucoll_net_cb_t cb;
-    void          *arg;
+    void *arg;
 } sim_recv_t;
 
 typedef struct sim_event {
-    double         time;
-    uint64_t       seq;
-    int            rank;
-    int            start;   /* rank's send port is free: start its next send */
-    int            status;
+    double time;
+    uint64_t seq;
+    int rank;
+    int start; /* rank's send port is free: start its next send */
+    int status;
     ucoll_net_cb_t cb;
-    void          *arg;
-    int            is_recv;
-    const void    *sbuf;   /* send: the user's buffer, to check against blob */
-    void          *rbuf;   /* receive: where blob's bytes land, at this time */
-    blob_t        *blob;   /* the payload snapshot */
-    size_t         bytes;
+    void *arg;
+    int is_recv;
+    const void *sbuf; /* send: the user's buffer, to check against blob */
+    void *rbuf;       /* receive: where blob's bytes land, at this time */
+    blob_t *blob;     /* the payload snapshot */
+    size_t bytes;
 } sim_event_t;
 
 typedef struct sim_rank {
-    ucoll_ctx_t  *ctx;
-    double        clock, send_free, recv_free;
-    ucoll_list_t  sendq;      /* posted sends waiting for the send port */
-    int           sending;    /* a start event is queued */
-    ucoll_list_t  posted;
-    ucoll_list_t  unexpected;
+    ucoll_ctx_t *ctx;
+    double clock, send_free, recv_free;
+    ucoll_list_t sendq; /* posted sends waiting for the send port */
+    int sending;        /* a start event is queued */
+    ucoll_list_t posted;
+    ucoll_list_t unexpected;
 } sim_rank_t;
 
 struct ucoll_simnet {
     ucoll_simnet_params_t prm;
-    int                   nranks;
-    sim_rank_t           *ranks;
-    sim_event_t          *heap;
-    size_t                nheap, heap_cap;
-    uint64_t              seq;
-    ucoll_simnet_stats_t  stats;
+    int nranks;
+    sim_rank_t *ranks;
+    sim_event_t *heap;
+    size_t nheap, heap_cap;
+    uint64_t seq;
+    ucoll_simnet_stats_t stats;
 };
 
 static void blob_put(blob_t *b)
@@ -91,19 +91,19 @@ static int ev_push(ucoll_simnet_t *net, sim_event_t *ev)
     size_t i;
 
     if (net->nheap == net->heap_cap) {
-        size_t cap       = net->heap_cap ? 2 * net->heap_cap : 1024;
+        size_t cap = net->heap_cap ? 2 * net->heap_cap : 1024;
         sim_event_t *h = realloc(net->heap, cap * sizeof(*h));
         if (h == NULL) {
             return UCOLL_ERR_NOMEM;
         }
-        net->heap     = h;
+        net->heap = h;
         net->heap_cap = cap;
     }
     ev->seq = net->seq++;
-    i       = net->nheap++;
+    i = net->nheap++;
     while (i > 0 && ev_less(ev, &net->heap[(i - 1) / 2])) {
         net->heap[i] = net->heap[(i - 1) / 2];
-        i            = (i - 1) / 2;
+        i = (i - 1) / 2;
     }
     net->heap[i] = *ev;
     return UCOLL_OK;
@@ -128,7 +128,7 @@ static void ev_pop(ucoll_simnet_t *net, sim_event_t *out)
             break;
         }
         net->heap[i] = net->heap[c];
-        i            = c;
+        i = c;
     }
     if (net->nheap > 0) {
         net->heap[i] = last;
@@ -151,13 +151,13 @@ static int sim_deliver(ucoll_simnet_t *net, int dst, sim_msg_t *msg, sim_recv_t 
     int st;
 
     ev.is_recv = 1;
-    ev.rbuf    = rv->buf;
-    ev.bytes   = UCOLL_MIN(msg->bytes, rv->bytes);
-    ev.blob    = msg->blob;
-    ev.time   = UCOLL_MAX(msg->arrival, rv->posted);
-    ev.rank   = dst;
-    ev.cb     = rv->cb;
-    ev.arg    = rv->arg;
+    ev.rbuf = rv->buf;
+    ev.bytes = UCOLL_MIN(msg->bytes, rv->bytes);
+    ev.blob = msg->blob;
+    ev.time = UCOLL_MAX(msg->arrival, rv->posted);
+    ev.rank = dst;
+    ev.cb = rv->cb;
+    ev.arg = rv->arg;
     ev.status = UCOLL_OK;
     if (msg->bytes > rv->bytes) {
         ev.status = UCOLL_ERR_TRUNCATE;
@@ -191,7 +191,7 @@ static int sim_isend(ucoll_comm_t *comm, const void *buf, size_t bytes, int dst,
         return UCOLL_ERR_ARG;
     }
     rs->ctx = comm->ctx;
-    msg     = calloc(1, sizeof(*msg));
+    msg = calloc(1, sizeof(*msg));
     if (msg == NULL) {
         return UCOLL_ERR_NOMEM;
     }
@@ -208,20 +208,20 @@ static int sim_isend(ucoll_comm_t *comm, const void *buf, size_t bytes, int dst,
         }
     }
     msg->comm_id = comm->id;
-    msg->src     = comm->rank;
-    msg->tag     = tag;
-    msg->bytes   = bytes;
-    msg->wsrc    = s;
-    msg->wdst    = ucoll__comm_world_rank(comm, dst);
-    msg->cb      = cb;
-    msg->arg     = arg;
-    msg->sbuf    = buf;
+    msg->src = comm->rank;
+    msg->tag = tag;
+    msg->bytes = bytes;
+    msg->wsrc = s;
+    msg->wdst = ucoll__comm_world_rank(comm, dst);
+    msg->cb = cb;
+    msg->arg = arg;
+    msg->sbuf = buf;
     net->stats.messages++;
     net->stats.bytes += bytes;
     if (!rs->sending) {
         sim_event_t ev = {0};
-        ev.time  = UCOLL_MAX(rs->clock, rs->send_free);
-        ev.rank  = s;
+        ev.time = UCOLL_MAX(rs->clock, rs->send_free);
+        ev.rank = s;
         ev.start = 1;
         if (ev_push(net, &ev) != UCOLL_OK) {
             blob_put(msg->blob);
@@ -246,31 +246,32 @@ static void sim_start_send(ucoll_simnet_t *net, int rank, double t)
     double start, end;
 
     ucoll_list_del(&msg->link);
-    start         = UCOLL_MAX(t, rd->recv_free);
-    end           = start + net->prm.alpha + (double)msg->bytes * net->prm.beta;
+    start = UCOLL_MAX(t, rd->recv_free);
+    end = start + net->prm.alpha + (double)msg->bytes * net->prm.beta;
     rs->send_free = end;
     rd->recv_free = end;
-    msg->arrival  = end;
+    msg->arrival = end;
 
-    ev.time  = end;
-    ev.rank  = rank;
-    ev.cb    = msg->cb;
-    ev.arg   = msg->arg;
-    ev.sbuf  = msg->sbuf;
-    ev.blob  = msg->blob;
+    ev.time = end;
+    ev.rank = rank;
+    ev.cb = msg->cb;
+    ev.arg = msg->arg;
+    ev.sbuf = msg->sbuf;
+    ev.blob = msg->blob;
     ev.bytes = msg->bytes;
     ev_push(net, &ev);
     if (!ucoll_list_empty(&rs->sendq)) {
         sim_event_t nx = {0};
-        nx.time  = end;
-        nx.rank  = rank;
+        nx.time = end;
+        nx.rank = rank;
         nx.start = 1;
         ev_push(net, &nx);
     } else {
         rs->sending = 0;
     }
 
-    ucoll_list_for_each(pos, &rd->posted) {
+    ucoll_list_for_each(pos, &rd->posted)
+    {
         sim_recv_t *rv = ucoll_container_of(pos, sim_recv_t, link);
         if (rv->comm_id == msg->comm_id && rv->src == msg->src && rv->tag == msg->tag) {
             ucoll_list_del(&rv->link);
@@ -294,19 +295,20 @@ static int sim_irecv(ucoll_comm_t *comm, void *buf, size_t bytes, int src, int t
         return UCOLL_ERR_ARG;
     }
     rd->ctx = comm->ctx;
-    rv      = calloc(1, sizeof(*rv));
+    rv = calloc(1, sizeof(*rv));
     if (rv == NULL) {
         return UCOLL_ERR_NOMEM;
     }
     rv->comm_id = comm->id;
-    rv->src     = src;
-    rv->tag     = tag;
-    rv->buf     = buf;
-    rv->bytes   = bytes;
-    rv->posted  = rd->clock;
-    rv->cb      = cb;
-    rv->arg     = arg;
-    ucoll_list_for_each(pos, &rd->unexpected) {
+    rv->src = src;
+    rv->tag = tag;
+    rv->buf = buf;
+    rv->bytes = bytes;
+    rv->posted = rd->clock;
+    rv->cb = cb;
+    rv->arg = arg;
+    ucoll_list_for_each(pos, &rd->unexpected)
+    {
         sim_msg_t *msg = ucoll_container_of(pos, sim_msg_t, link);
         if (msg->comm_id == rv->comm_id && msg->src == src && msg->tag == tag) {
             ucoll_list_del(&msg->link);
@@ -326,15 +328,14 @@ static void sim_local_work(ucoll_ctx_t *ctx, size_t bytes, int is_reduce)
 {
     ucoll_simnet_t *net = ctx->net_priv;
 
-    net->ranks[ctx->rank].clock +=
-        (double)bytes * (is_reduce ? net->prm.gamma : net->prm.lambda);
+    net->ranks[ctx->rank].clock += (double)bytes * (is_reduce ? net->prm.gamma : net->prm.lambda);
 }
 
 const ucoll_net_ops_t ucoll__net_sim = {
-    .name       = "simnet",
-    .isend      = sim_isend,
-    .irecv      = sim_irecv,
-    .progress   = sim_progress,
+    .name = "simnet",
+    .isend = sim_isend,
+    .irecv = sim_irecv,
+    .progress = sim_progress,
     .local_work = sim_local_work,
 };
 
@@ -354,7 +355,7 @@ ucoll_ctx_t *ucoll__simnet_advance(ucoll_simnet_t *net)
             sim_start_send(net, ev.rank, ev.time);
         }
     } while (ev.start);
-    r        = &net->ranks[ev.rank];
+    r = &net->ranks[ev.rank];
     r->clock = UCOLL_MAX(r->clock, ev.time);
     if (ev.blob) {
         if (ev.is_recv) {
@@ -383,7 +384,7 @@ int ucoll__simnet_create(int nranks, const ucoll_simnet_params_t *prm, ucoll_sim
         free(net);
         return UCOLL_ERR_NOMEM;
     }
-    net->prm    = *prm;
+    net->prm = *prm;
     net->nranks = nranks;
     for (int i = 0; i < nranks; i++) {
         ucoll_list_init(&net->ranks[i].posted);
@@ -399,16 +400,19 @@ void ucoll__simnet_destroy(ucoll_simnet_t *net)
     ucoll_list_t *pos, *tmp;
 
     for (int i = 0; i < net->nranks; i++) {
-        ucoll_list_for_each_safe(pos, tmp, &net->ranks[i].posted) {
+        ucoll_list_for_each_safe(pos, tmp, &net->ranks[i].posted)
+        {
             free(ucoll_container_of(pos, sim_recv_t, link));
         }
-        ucoll_list_for_each_safe(pos, tmp, &net->ranks[i].sendq) {
+        ucoll_list_for_each_safe(pos, tmp, &net->ranks[i].sendq)
+        {
             sim_msg_t *msg = ucoll_container_of(pos, sim_msg_t, link);
             blob_put(msg->blob);
             blob_put(msg->blob);
             free(msg);
         }
-        ucoll_list_for_each_safe(pos, tmp, &net->ranks[i].unexpected) {
+        ucoll_list_for_each_safe(pos, tmp, &net->ranks[i].unexpected)
+        {
             sim_msg_t *msg = ucoll_container_of(pos, sim_msg_t, link);
             blob_put(msg->blob);
             free(msg);
@@ -443,13 +447,16 @@ size_t ucoll__simnet_unmatched(const ucoll_simnet_t *net)
     ucoll_list_t *pos;
 
     for (int i = 0; i < net->nranks; i++) {
-        ucoll_list_for_each(pos, &net->ranks[i].posted) {
+        ucoll_list_for_each(pos, &net->ranks[i].posted)
+        {
             n++;
         }
-        ucoll_list_for_each(pos, &net->ranks[i].unexpected) {
+        ucoll_list_for_each(pos, &net->ranks[i].unexpected)
+        {
             n++;
         }
-        ucoll_list_for_each(pos, &net->ranks[i].sendq) {
+        ucoll_list_for_each(pos, &net->ranks[i].sendq)
+        {
             n++;
         }
     }

@@ -26,15 +26,15 @@ typedef struct ucoll_simnet ucoll_simnet_t;
 
 typedef struct ucoll_simnet_params {
     double alpha, beta, gamma, lambda; /* seconds, seconds per byte */
-    int    dry;   /* move no bytes (ranks' buffers may be fake); time only */
+    int dry;                           /* move no bytes (ranks' buffers may be fake); time only */
 } ucoll_simnet_params_t;
 
 typedef struct ucoll_simnet_stats {
-    size_t messages;     /* sends posted */
-    size_t bytes;        /* bytes sent */
-    size_t truncated;    /* receives shorter than their message */
-    size_t violations;   /* send buffers modified while in flight */
-    size_t events;       /* completions delivered */
+    size_t messages;   /* sends posted */
+    size_t bytes;      /* bytes sent */
+    size_t truncated;  /* receives shorter than their message */
+    size_t violations; /* send buffers modified while in flight */
+    size_t events;     /* completions delivered */
 } ucoll_simnet_stats_t;
 
 /* The ops to pass to ucoll__ctx_create_sim, with the simnet as net_priv. */
@@ -42,7 +42,7 @@ extern const ucoll_net_ops_t ucoll__net_sim;
 
 /* A network of nranks virtual ranks; ranks are world ranks of the
  * simulated contexts. */
-int  ucoll__simnet_create(int nranks, const ucoll_simnet_params_t *prm, ucoll_simnet_t **net_p);
+int ucoll__simnet_create(int nranks, const ucoll_simnet_params_t *prm, ucoll_simnet_t **net_p);
 /* Free the network (messages and receives still queued are dropped). */
 void ucoll__simnet_destroy(ucoll_simnet_t *net);
 
@@ -58,8 +58,8 @@ double ucoll__simnet_max_clock(const ucoll_simnet_t *net);
 /* Posted receives and unexpected messages still waiting for a match: not
  * zero after the queue drained means the schedules do not match. */
 size_t ucoll__simnet_unmatched(const ucoll_simnet_t *net);
-void   ucoll__simnet_stats(const ucoll_simnet_t *net, ucoll_simnet_stats_t *stats);
+void ucoll__simnet_stats(const ucoll_simnet_t *net, ucoll_simnet_stats_t *stats);
 /* Clocks, ports and counters back to zero (queues must be empty). */
-void   ucoll__simnet_reset(ucoll_simnet_t *net);
+void ucoll__simnet_reset(ucoll_simnet_t *net);
 
 #endif

@@ -14,7 +14,7 @@
  * publish the worker address through ctx->boot and, with UCOLL_MODEX=fence,
  * collect every peer's address now (with direct, on first use). Sets
  * ctx->tl on success. */
-int  ucoll__tl_init(ucoll_ctx_t *ctx);
+int ucoll__tl_init(ucoll_ctx_t *ctx);
 /* Flush and close endpoints, destroy worker and context. */
 void ucoll__tl_cleanup(ucoll_ctx_t *ctx);
 

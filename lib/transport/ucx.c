@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ADDR_KEY "ucoll.addr"
+#define ADDR_KEY         "ucoll.addr"
 #define CLOSE_TIMEOUT_NS 5000000000ull
 
 /* What a rank publishes: its pid (for the same-node liveness watch), then
@@ -20,7 +20,7 @@
 typedef struct {
     uint32_t pid;
     uint32_t len;
-    char     addr[];
+    char addr[];
 } tl_blob_t;
 
 uint64_t ucoll__tl_now_ns(void)
@@ -34,21 +34,16 @@ uint64_t ucoll__tl_now_ns(void)
 int ucoll__tl_status(ucs_status_t status)
 {
     switch (status) {
-    case UCS_OK:
-        return UCOLL_OK;
-    case UCS_ERR_NO_MEMORY:
-        return UCOLL_ERR_NOMEM;
-    case UCS_ERR_MESSAGE_TRUNCATED:
-        return UCOLL_ERR_TRUNCATE;
+    case UCS_OK: return UCOLL_OK;
+    case UCS_ERR_NO_MEMORY: return UCOLL_ERR_NOMEM;
+    case UCS_ERR_MESSAGE_TRUNCATED: return UCOLL_ERR_TRUNCATE;
     case UCS_ERR_CONNECTION_RESET:
     case UCS_ERR_ENDPOINT_TIMEOUT:
     case UCS_ERR_UNREACHABLE:
     case UCS_ERR_REJECTED:
     case UCS_ERR_NOT_CONNECTED:
-    case UCS_ERR_CANCELED:
-        return UCOLL_ERR_PEER;
-    default:
-        return UCOLL_ERR_TRANSPORT;
+    case UCS_ERR_CANCELED: return UCOLL_ERR_PEER;
+    default: return UCOLL_ERR_TRANSPORT;
     }
 }
 
@@ -67,8 +62,14 @@ static char *ucx_print(void (*print)(void *obj, FILE *f), void *obj)
     return buf;
 }
 
-static void print_context(void *obj, FILE *f) { ucp_context_print_info(obj, f); }
-static void print_ep(void *obj, FILE *f) { ucp_ep_print_info(obj, f); }
+static void print_context(void *obj, FILE *f)
+{
+    ucp_context_print_info(obj, f);
+}
+static void print_ep(void *obj, FILE *f)
+{
+    ucp_ep_print_info(obj, f);
+}
 
 static int has_shm_resource(const char *info)
 {
@@ -452,9 +453,8 @@ void ucoll__tl_close_eps(ucoll_ctx_t *ctx)
         if (peer->ep == NULL) {
             continue;
         }
-        param.flags = (peer->state == UCOLL_TL_EP_FAILED || peer->err_peer)
-                          ? UCP_EP_CLOSE_FLAG_FORCE
-                          : 0;
+        param.flags =
+            (peer->state == UCOLL_TL_EP_FAILED || peer->err_peer) ? UCP_EP_CLOSE_FLAG_FORCE : 0;
         r = ucp_ep_close_nbx(peer->ep, &param);
         peer->ep = NULL;
         if (peer->state == UCOLL_TL_EP_UP) {
@@ -513,10 +513,12 @@ void ucoll__tl_cleanup(ucoll_ctx_t *ctx)
     ucp_worker_destroy(tl->worker);
     ucp_cleanup(tl->context);
     /* the worker is gone: no callback can reach an op any more */
-    ucoll_list_for_each_safe(pos, tmp, &tl->ops_live) {
+    ucoll_list_for_each_safe(pos, tmp, &tl->ops_live)
+    {
         free(ucoll_container_of(pos, ucoll_tl_op_t, link));
     }
-    ucoll_list_for_each_safe(pos, tmp, &tl->ops_free) {
+    ucoll_list_for_each_safe(pos, tmp, &tl->ops_free)
+    {
         free(ucoll_container_of(pos, ucoll_tl_op_t, link));
     }
     for (i = 0; i < ctx->size; i++) {
@@ -594,7 +596,7 @@ int ucoll_peer_transports(ucoll_ctx_t *ctx, int world_rank, char *buf, size_t le
         }
         name[k] = '\0';
         if (k > 2 && name[k - 2] == '.') {
-            name[k - 2] = '\0';  /* drop the ".idx" of the device */
+            name[k - 2] = '\0'; /* drop the ".idx" of the device */
         }
         if (name[0] && !strstr(out, name)) {
             n += (size_t)sprintf(out + n, "%s%s", n ? " " : "", name);

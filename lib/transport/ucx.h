@@ -39,44 +39,44 @@ typedef enum { UCOLL_TL_KIND_SHM, UCOLL_TL_KIND_NET } ucoll_tl_kind_t;
 
 typedef struct ucoll_tl_peer {
     struct ucoll_tl *tl;
-    int              rank;      /* in the job */
-    int              state;     /* ucoll_tl_ep_state_t */
-    int              kind;      /* ucoll_tl_kind_t, valid once UP */
-    int              local;     /* on this node */
-    int              watched;   /* liveness checked through pid */
-    int              err_peer;  /* endpoint uses UCP_ERR_HANDLING_MODE_PEER */
-    pid_t            pid;
-    ucp_ep_h         ep;
-    void            *addr;      /* worker address, malloc'ed; NULL until fetched */
-    size_t           addr_len;
+    int rank;     /* in the job */
+    int state;    /* ucoll_tl_ep_state_t */
+    int kind;     /* ucoll_tl_kind_t, valid once UP */
+    int local;    /* on this node */
+    int watched;  /* liveness checked through pid */
+    int err_peer; /* endpoint uses UCP_ERR_HANDLING_MODE_PEER */
+    pid_t pid;
+    ucp_ep_h ep;
+    void *addr; /* worker address, malloc'ed; NULL until fetched */
+    size_t addr_len;
 } ucoll_tl_peer_t;
 
 typedef struct ucoll_tl_op {
-    ucoll_list_t     link;      /* tl->ops_live or tl->ops_free */
+    ucoll_list_t link; /* tl->ops_live or tl->ops_free */
     struct ucoll_tl *tl;
-    void            *req;       /* ucoll_req_t, NULL once detached */
-    int              what;      /* meaning chosen by the user of the op */
-    void            *ucp_req;
+    void *req; /* ucoll_req_t, NULL once detached */
+    int what;  /* meaning chosen by the user of the op */
+    void *ucp_req;
     /* AM header of a send: UCP 1.13 reads it until the send completes */
-    uint64_t         hdr[UCOLL_TL_OP_HDR / 8];
+    uint64_t hdr[UCOLL_TL_OP_HDR / 8];
 } ucoll_tl_op_t;
 
 typedef struct ucoll_tl {
-    ucoll_ctx_t     *ctx;
-    ucp_context_h    context;
-    ucp_worker_h     worker;
-    ucp_address_t   *addr;
-    size_t           addr_len;
-    int              efd;       /* worker event fd (wakeup feature) */
-    int              have_shm;  /* a shared-memory transport is enabled */
-    ucoll_tl_peer_t *peers;     /* ctx->size of them */
-    unsigned         nwatched;
-    uint64_t         watch_last;
-    unsigned         watch_tick;
-    ucoll_list_t     ops_live;
-    ucoll_list_t     ops_free;
+    ucoll_ctx_t *ctx;
+    ucp_context_h context;
+    ucp_worker_h worker;
+    ucp_address_t *addr;
+    size_t addr_len;
+    int efd;                /* worker event fd (wakeup feature) */
+    int have_shm;           /* a shared-memory transport is enabled */
+    ucoll_tl_peer_t *peers; /* ctx->size of them */
+    unsigned nwatched;
+    uint64_t watch_last;
+    unsigned watch_tick;
+    ucoll_list_t ops_live;
+    ucoll_list_t ops_free;
     /* Called once per failed rank, from progress. */
-    void           (*on_failure)(ucoll_ctx_t *ctx, int rank, int status);
+    void (*on_failure)(ucoll_ctx_t *ctx, int rank, int status);
 } ucoll_tl_t;
 
 /* Active message ids of the wire protocol (lib/transport/wire.h). */
@@ -125,7 +125,7 @@ void ucoll__tl_watch(ucoll_ctx_t *ctx);
 /* Operation records (see the header comment). alloc returns NULL when out of
  * memory; free puts it back (also when called from a UCX callback). */
 ucoll_tl_op_t *ucoll__tl_op_alloc(ucoll_tl_t *tl, void *req, int what);
-void           ucoll__tl_op_free(ucoll_tl_t *tl, ucoll_tl_op_t *op);
+void ucoll__tl_op_free(ucoll_tl_t *tl, ucoll_tl_op_t *op);
 
 /* Monotonic clock in nanoseconds. */
 uint64_t ucoll__tl_now_ns(void);

@@ -29,16 +29,14 @@
 
 #include <stdint.h>
 
-enum {
-    UCOLL_PROTO_EAGER, UCOLL_PROTO_RNDV_AM, UCOLL_PROTO_RNDV_TAG, UCOLL_PROTO_RNDV_GET
-};
+enum { UCOLL_PROTO_EAGER, UCOLL_PROTO_RNDV_AM, UCOLL_PROTO_RNDV_TAG, UCOLL_PROTO_RNDV_GET };
 
 enum { UCOLL_CTL_CTS, UCOLL_CTL_FIN, UCOLL_CTL_CREDIT };
 
 typedef struct {
-    uint32_t ctx_id;    /* communicator id * 2 + matching space */
-    int32_t  src;       /* sender's rank in the communicator */
-    int32_t  tag;
+    uint32_t ctx_id; /* communicator id * 2 + matching space */
+    int32_t src;     /* sender's rank in the communicator */
+    int32_t tag;
     uint32_t seq;       /* per (sender, receiver) job-rank pair */
     uint32_t src_world; /* sender's job rank */
     uint16_t proto;     /* UCOLL_PROTO_* */
@@ -49,16 +47,16 @@ typedef struct {
 
 typedef struct {
     wire_hdr_t h;
-    uint64_t   cookie;  /* sender's handle, echoed in CTS/FIN */
-    uint64_t   raddr;   /* RNDV_GET: address of the payload at the sender */
+    uint64_t cookie; /* sender's handle, echoed in CTS/FIN */
+    uint64_t raddr;  /* RNDV_GET: address of the payload at the sender */
 } wire_rts_t;
 
 typedef struct {
-    uint32_t type;      /* UCOLL_CTL_* */
+    uint32_t type; /* UCOLL_CTL_* */
     uint32_t src_world;
     uint32_t credits;
-    uint32_t seq;       /* CTS/FIN: seq of the message, checked with the cookie */
-    int32_t  status;    /* CTS/FIN: UCOLL_OK, or UCOLL_ERR_TRUNCATE (data not taken) */
+    uint32_t seq;   /* CTS/FIN: seq of the message, checked with the cookie */
+    int32_t status; /* CTS/FIN: UCOLL_OK, or UCOLL_ERR_TRUNCATE (data not taken) */
     uint32_t pad;
     uint64_t cookie;
 } wire_ctl_t;

@@ -24,21 +24,21 @@
 
 static int rank, size, failures, cases;
 
-#define CHECK(_cond, ...)                                                      \
-    do {                                                                       \
-        if (!(_cond)) {                                                        \
-            if (failures++ < 20) {                                             \
-                printf("rank %d FAIL line %d: ", rank, __LINE__);             \
-                printf(__VA_ARGS__);                                           \
-                printf("\n");                                                  \
-                fflush(stdout);                                                \
-            }                                                                  \
-        }                                                                      \
+#define CHECK(_cond, ...)                                         \
+    do {                                                          \
+        if (!(_cond)) {                                           \
+            if (failures++ < 20) {                                \
+                printf("rank %d FAIL line %d: ", rank, __LINE__); \
+                printf(__VA_ARGS__);                              \
+                printf("\n");                                     \
+                fflush(stdout);                                   \
+            }                                                     \
+        }                                                         \
     } while (0)
 
 typedef struct {
     ucoll_dtype_t dt;
-    ucoll_op_t    op;
+    ucoll_op_t op;
 } pair_t;
 
 static const pair_t pairs[] = {
@@ -49,8 +49,9 @@ static const pair_t pairs[] = {
 #define NPAIRS ((int)(sizeof(pairs) / sizeof(pairs[0])))
 
 enum { OP_BARRIER, OP_BCAST, OP_REDUCE, OP_ALLREDUCE, OP_RSB, OP_RS, OP_SCAN, OP_EXSCAN, NOPS };
-static const char *op_names[NOPS] = {"barrier", "bcast",  "reduce", "allreduce",
-                                     "reduce_scatter_block", "reduce_scatter", "scan", "exscan"};
+static const char *op_names[NOPS] = {
+    "barrier",        "bcast", "reduce", "allreduce", "reduce_scatter_block",
+    "reduce_scatter", "scan",  "exscan"};
 
 static void rs_counts(int p, size_t base, size_t *rc)
 {
@@ -88,10 +89,10 @@ static void one_case(ucoll_comm_t *comm, int op, int root, size_t n, int in_plac
         len = rc[r];
     } else if (op == OP_RSB) {
         total = n * (size_t)p;
-        off   = n * (size_t)r;
+        off = n * (size_t)r;
     }
-    sb     = malloc(total * es + 8);
-    rb     = malloc(total * es + 8);
+    sb = malloc(total * es + 8);
+    rb = malloc(total * es + 8);
     expect = malloc(total * es + 8);
     if (sb == NULL || rb == NULL || expect == NULL) {
         CHECK(0, "out of memory for %zu elements", total);
@@ -103,7 +104,10 @@ static void one_case(ucoll_comm_t *comm, int op, int root, size_t n, int in_plac
         memcpy(rb, sb, total * es);
     }
     switch (op) {
-    case OP_BARRIER: st = ucoll_barrier(comm); check = 0; break;
+    case OP_BARRIER:
+        st = ucoll_barrier(comm);
+        check = 0;
+        break;
     case OP_BCAST:
         if (r == root) {
             memcpy(rb, sb, n * es);
@@ -112,17 +116,19 @@ static void one_case(ucoll_comm_t *comm, int op, int root, size_t n, int in_plac
         ref_fill(expect, n, pr.dt, pr.op, root, 0);
         break;
     case OP_REDUCE:
-        st = ucoll_reduce((in_place && r == root) ? UCOLL_IN_PLACE : sb,
-                          r == root ? rb : NULL, n, pr.dt, pr.op, root, comm);
+        st = ucoll_reduce((in_place && r == root) ? UCOLL_IN_PLACE : sb, r == root ? rb : NULL, n,
+                          pr.dt, pr.op, root, comm);
         check = (r == root);
         for (size_t i = 0; check && i < n; i++) {
-            if (checked(i, n)) ref_elem(expect, i, pr.dt, pr.op, 0, p, i);
+            if (checked(i, n))
+                ref_elem(expect, i, pr.dt, pr.op, 0, p, i);
         }
         break;
     case OP_ALLREDUCE:
         st = ucoll_allreduce(in_place ? UCOLL_IN_PLACE : sb, rb, n, pr.dt, pr.op, comm);
         for (size_t i = 0; i < n; i++) {
-            if (checked(i, n)) ref_elem(expect, i, pr.dt, pr.op, 0, p, i);
+            if (checked(i, n))
+                ref_elem(expect, i, pr.dt, pr.op, 0, p, i);
         }
         break;
     case OP_RSB:
@@ -132,13 +138,15 @@ static void one_case(ucoll_comm_t *comm, int op, int root, size_t n, int in_plac
                  : ucoll_reduce_scatter_block(in_place ? UCOLL_IN_PLACE : sb, rb, n, pr.dt, pr.op,
                                               comm);
         for (size_t i = 0; i < len; i++) {
-            if (checked(i, len)) ref_elem(expect, i, pr.dt, pr.op, 0, p, off + i);
+            if (checked(i, len))
+                ref_elem(expect, i, pr.dt, pr.op, 0, p, off + i);
         }
         break;
     case OP_SCAN:
         st = ucoll_scan(in_place ? UCOLL_IN_PLACE : sb, rb, n, pr.dt, pr.op, comm);
         for (size_t i = 0; i < n; i++) {
-            if (checked(i, n)) ref_elem(expect, i, pr.dt, pr.op, 0, r + 1, i);
+            if (checked(i, n))
+                ref_elem(expect, i, pr.dt, pr.op, 0, r + 1, i);
         }
         break;
     case OP_EXSCAN:
@@ -152,7 +160,8 @@ static void one_case(ucoll_comm_t *comm, int op, int root, size_t n, int in_plac
             }
         }
         for (size_t i = 0; r > 0 && i < n; i++) {
-            if (checked(i, n)) ref_elem(expect, i, pr.dt, pr.op, 0, r, i);
+            if (checked(i, n))
+                ref_elem(expect, i, pr.dt, pr.op, 0, r, i);
         }
         break;
     }
@@ -180,7 +189,7 @@ static void sweep(ucoll_comm_t *comm, int op, int large)
 {
     int p = ucoll_comm_size(comm);
     size_t counts[] = {0, 1, 7, (size_t)(3 * p + 1), 4099};
-    unsigned rot    = 0;
+    unsigned rot = 0;
 
     for (int root = 0; root < p; root++) {
         if ((op != OP_BCAST && op != OP_REDUCE && root > 0) ||
@@ -236,11 +245,13 @@ static void nonblocking(ucoll_comm_t *world)
         ucoll_comm_t *c = (k % 2) ? half : world;
         int cp = ucoll_comm_size(c);
         for (int i = 0; i < C; i++) {
-            in[k][i]  = ucoll_comm_rank(c) + k * 100 + i;
+            in[k][i] = ucoll_comm_rank(c) + k * 100 + i;
             out[k][i] = -7;
         }
         switch ((k / 2) % 4) {
-        case 0: st = ucoll_iallreduce(in[k], out[k], C, UCOLL_INT32, UCOLL_SUM, c, &reqs[nreq]); break;
+        case 0:
+            st = ucoll_iallreduce(in[k], out[k], C, UCOLL_INT32, UCOLL_SUM, c, &reqs[nreq]);
+            break;
         case 1:
             memcpy(out[k], in[k], sizeof(out[k]));
             st = ucoll_ibcast(out[k], C, UCOLL_INT32, k % cp, c, &reqs[nreq]);
@@ -314,8 +325,8 @@ int main(int argc, char **argv)
         return 1;
     }
     world = ucoll_comm_world(ctx);
-    rank  = ucoll_comm_rank(world);
-    size  = ucoll_comm_size(world);
+    rank = ucoll_comm_rank(world);
+    size = ucoll_comm_size(world);
     if (nb) {
         nonblocking(world);
     } else {

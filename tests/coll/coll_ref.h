@@ -46,8 +46,9 @@ static inline uint16_t ref_to_f16(double v)
 static inline double ref_from_f16(uint16_t h)
 {
     int e = (h >> 10) & 0x1f, f = h & 0x3ff;
-    double v = (e == 0) ? ldexp(f, -24) : (e == 31) ? (f ? NAN : INFINITY)
-                                                    : ldexp(1024 + f, e - 25);
+    double v = (e == 0)    ? ldexp(f, -24)
+               : (e == 31) ? (f ? NAN : INFINITY)
+                           : ldexp(1024 + f, e - 25);
     return (h & 0x8000) ? -v : v;
 }
 
@@ -141,8 +142,8 @@ static inline void ref_fill(void *buf, size_t n, ucoll_dtype_t dt, ucoll_op_t op
 }
 
 /* out[j] = element i of the inputs of ranks lo..hi-1 combined in order. */
-static inline void ref_elem(void *out, size_t j, ucoll_dtype_t dt, ucoll_op_t op, int lo,
-                            int hi, size_t i)
+static inline void ref_elem(void *out, size_t j, ucoll_dtype_t dt, ucoll_op_t op, int lo, int hi,
+                            size_t i)
 {
     char one[8], t[8];
     double f = 0;
@@ -175,8 +176,14 @@ static inline void ref_elem(void *out, size_t j, ucoll_dtype_t dt, ucoll_op_t op
             switch (op) {
             case UCOLL_SUM: u += x; break;
             case UCOLL_PROD: u *= x; break;
-            case UCOLL_MIN: if (ref_is_signed(dt) ? xs < us : x < u) u = x; break;
-            case UCOLL_MAX: if (ref_is_signed(dt) ? xs > us : x > u) u = x; break;
+            case UCOLL_MIN:
+                if (ref_is_signed(dt) ? xs < us : x < u)
+                    u = x;
+                break;
+            case UCOLL_MAX:
+                if (ref_is_signed(dt) ? xs > us : x > u)
+                    u = x;
+                break;
             case UCOLL_LAND: u = (u != 0) && (x != 0); break;
             case UCOLL_LOR: u = (u != 0) || (x != 0); break;
             case UCOLL_LXOR: u = (u != 0) != (x != 0); break;

@@ -31,23 +31,23 @@
 
 static int failures, cases;
 
-#define CHECK(_cond, ...)                                                      \
-    do {                                                                       \
-        if (!(_cond)) {                                                        \
-            if (failures++ < 30) {                                             \
-                printf("FAIL %s:%d: ", __FILE__, __LINE__);                   \
-                printf(__VA_ARGS__);                                           \
-                printf("\n");                                                  \
-            }                                                                  \
-        }                                                                      \
+#define CHECK(_cond, ...)                                   \
+    do {                                                    \
+        if (!(_cond)) {                                     \
+            if (failures++ < 30) {                          \
+                printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+                printf(__VA_ARGS__);                        \
+                printf("\n");                               \
+            }                                               \
+        }                                                   \
     } while (0)
 
 /* ---- a world of p simulated ranks -------------------------------------- */
 
 typedef struct {
-    int              p;
-    ucoll_simnet_t  *net;
-    ucoll_ctx_t    **ctx;
+    int p;
+    ucoll_simnet_t *net;
+    ucoll_ctx_t **ctx;
 } world_t;
 
 static world_t *world_create(int p, int dry)
@@ -55,7 +55,7 @@ static world_t *world_create(int p, int dry)
     ucoll_simnet_params_t prm = {1e-6, 1e-9, 2e-10, 1e-10, dry};
     world_t *w = calloc(1, sizeof(*w));
 
-    w->p   = p;
+    w->p = p;
     w->ctx = calloc((size_t)p, sizeof(*w->ctx));
     if (ucoll__simnet_create(p, &prm, &w->net) != UCOLL_OK) {
         abort();
@@ -128,7 +128,7 @@ static double world_run(world_t *w, ucoll_req_t **reqs, int nreq, const char *wh
 
 typedef struct {
     ucoll_dtype_t dt;
-    ucoll_op_t    op;
+    ucoll_op_t op;
 } pair_t;
 
 static const pair_t pairs[] = {
@@ -147,10 +147,10 @@ static const pair_t pairs[] = {
 
 typedef struct {
     ucoll_coll_t coll;
-    const char  *algo;
-    int          root, in_place;
-    size_t       count;
-    pair_t       pr;
+    const char *algo;
+    int root, in_place;
+    size_t count;
+    pair_t pr;
 } case_t;
 
 static void rs_counts(int p, size_t base, size_t *rc)
@@ -170,9 +170,9 @@ static void run_case(world_t *w, const case_t *c)
     char what[160];
     char *expect;
 
-    snprintf(what, sizeof(what), "%s/%s p=%d root=%d count=%zu %s %s/%s",
-             ucoll__coll_name(c->coll), c->algo, p, c->root, n, c->in_place ? "in-place" : "",
-             ucoll__dtype_name(c->pr.dt), ucoll__op_name(c->pr.op));
+    snprintf(what, sizeof(what), "%s/%s p=%d root=%d count=%zu %s %s/%s", ucoll__coll_name(c->coll),
+             c->algo, p, c->root, n, c->in_place ? "in-place" : "", ucoll__dtype_name(c->pr.dt),
+             ucoll__op_name(c->pr.op));
     cases++;
     if (c->coll == UCOLL_COLL_REDUCE_SCATTER) {
         rs_counts(p, n, rc);
@@ -240,8 +240,7 @@ static void run_case(world_t *w, const case_t *c)
             }
             st = (c->coll == UCOLL_COLL_REDUCE_SCATTER)
                      ? ucoll_ireduce_scatter(s, rb[r], rc, c->pr.dt, c->pr.op, comm, &reqs[r])
-                     : ucoll_ireduce_scatter_block(s, rb[r], n, c->pr.dt, c->pr.op, comm,
-                                                   &reqs[r]);
+                     : ucoll_ireduce_scatter_block(s, rb[r], n, c->pr.dt, c->pr.op, comm, &reqs[r]);
             break;
         }
         default: abort();
@@ -296,16 +295,15 @@ static void run_case(world_t *w, const case_t *c)
             break;
         }
         if (check == 2) {
-            CHECK(memcmp(got, expect, n * es) == 0, "%s: rank 0's exscan buffer was written",
-                  what);
+            CHECK(memcmp(got, expect, n * es) == 0, "%s: rank 0's exscan buffer was written", what);
         } else if (check) {
-            CHECK(same(got, expect, len, c->pr.dt, &bad), "%s: rank %d element %zu wrong", what,
-                  r, bad);
+            CHECK(same(got, expect, len, c->pr.dt, &bad), "%s: rank %d element %zu wrong", what, r,
+                  bad);
         }
         if (!c->in_place && c->coll != UCOLL_COLL_BARRIER) {
             unsigned char *tail = (unsigned char *)rb[r] + len * es;
-            CHECK(tail[0] == POISON && tail[7] == POISON, "%s: rank %d wrote past its result",
-                  what, r);
+            CHECK(tail[0] == POISON && tail[7] == POISON, "%s: rank %d wrote past its result", what,
+                  r);
         }
         free(sb[r]);
         free(rb[r]);
@@ -321,9 +319,14 @@ static void run_case(world_t *w, const case_t *c)
 /* ---- the sweeps --------------------------------------------------------- */
 
 static const ucoll_coll_t colls[] = {
-    UCOLL_COLL_BARRIER,   UCOLL_COLL_BCAST,   UCOLL_COLL_REDUCE,
-    UCOLL_COLL_ALLREDUCE, UCOLL_COLL_REDUCE_SCATTER_BLOCK, UCOLL_COLL_REDUCE_SCATTER,
-    UCOLL_COLL_SCAN,      UCOLL_COLL_EXSCAN,
+    UCOLL_COLL_BARRIER,
+    UCOLL_COLL_BCAST,
+    UCOLL_COLL_REDUCE,
+    UCOLL_COLL_ALLREDUCE,
+    UCOLL_COLL_REDUCE_SCATTER_BLOCK,
+    UCOLL_COLL_REDUCE_SCATTER,
+    UCOLL_COLL_SCAN,
+    UCOLL_COLL_EXSCAN,
 };
 
 static int rooted(ucoll_coll_t c)
@@ -339,9 +342,9 @@ static int has_in_place(ucoll_coll_t c)
 static void sweep(int p)
 {
     world_t *w = world_create(p, 0);
-    size_t large  = (p <= 8) ? 3001 : 601;
+    size_t large = (p <= 8) ? 3001 : 601;
     size_t counts[5] = {0, 1, 7, (size_t)(3 * p + 1), large};
-    unsigned rot     = 0;
+    unsigned rot = 0;
 
     for (size_t ci = 0; ci < sizeof(colls) / sizeof(colls[0]); ci++) {
         ucoll_coll_t coll = colls[ci];
@@ -393,7 +396,8 @@ static int bad_bcast_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     size_t bytes = a->count * a->esize;
 
     if (sr != 0) {
-        ucoll__sched_recv(s, a->rbuf, bytes, ucoll__rank_of(ucoll__binomial_parent(sr), a->root, p));
+        ucoll__sched_recv(s, a->rbuf, bytes,
+                          ucoll__rank_of(ucoll__binomial_parent(sr), a->root, p));
     }
     for (int d = span / 2; d >= 1; d /= 2) {
         if (sr + d < p) {
@@ -520,11 +524,12 @@ static void test_errors(void)
     CHECK(ucoll_ireduce(x, NULL, 4, UCOLL_INT32, UCOLL_SUM, 0, comm, &req) == UCOLL_ERR_ARG,
           "NULL rbuf at root");
     CHECK(ucoll_ireduce(UCOLL_IN_PLACE, y, 4, UCOLL_INT32, UCOLL_SUM, 1, comm, &req) ==
-              UCOLL_ERR_ARG, "in place at a non-root");
+              UCOLL_ERR_ARG,
+          "in place at a non-root");
     CHECK(ucoll_ireduce_scatter(x, y, NULL, UCOLL_INT32, UCOLL_SUM, comm, &req) == UCOLL_ERR_ARG,
           "NULL rcounts");
-    CHECK(ucoll_ireduce_scatter(NULL, y, rc, UCOLL_INT32, UCOLL_SUM, comm, &req) ==
-              UCOLL_ERR_ARG, "NULL sbuf");
+    CHECK(ucoll_ireduce_scatter(NULL, y, rc, UCOLL_INT32, UCOLL_SUM, comm, &req) == UCOLL_ERR_ARG,
+          "NULL sbuf");
     CHECK(ucoll_iscan(x, NULL, 4, UCOLL_INT32, UCOLL_SUM, comm, &req) == UCOLL_ERR_ARG,
           "NULL scan rbuf");
     CHECK(ucoll_ibarrier(NULL, &req) == UCOLL_ERR_ARG, "NULL comm");
@@ -539,8 +544,7 @@ static void test_selection(void)
 {
     world_t *w = world_create(4, 0);
     ucoll_ctx_t *ctx = w->ctx[0];
-    ucoll_coll_args_t a = {.coll = UCOLL_COLL_BCAST, .count = 100, .esize = 4,
-                           .dt = UCOLL_INT32};
+    ucoll_coll_args_t a = {.coll = UCOLL_COLL_BCAST, .count = 100, .esize = 4, .dt = UCOLL_INT32};
     ucoll_algo_params_t prm;
     const ucoll_algo_t *al;
     char path[] = "/tmp/ucoll_tune_XXXXXX";
@@ -563,11 +567,11 @@ static void test_selection(void)
     CHECK(al && strcmp(al->id, "linear") == 0, "tuning rule 1 not applied (%s)",
           al ? al->id : "none");
     a.count = 1000;
-    al      = ucoll__algo_select(ctx->world, &a, &prm);
+    al = ucoll__algo_select(ctx->world, &a, &prm);
     CHECK(al && strcmp(al->id, "chain") == 0 && prm.seg_size == 4096,
           "tuning rule 2 not applied (%s)", al ? al->id : "none");
     a.coll = UCOLL_COLL_ALLREDUCE;
-    al     = ucoll__algo_select(ctx->world, &a, &prm);
+    al = ucoll__algo_select(ctx->world, &a, &prm);
     CHECK(al && strcmp(al->id, "ring") == 0 && prm.radix == 3, "tuning rule 3 not applied");
     unlink(path);
     world_destroy(w);
@@ -585,14 +589,21 @@ static void test_outstanding(void)
         for (int k = 0; k < N; k++) {
             ucoll_comm_t *comm = w->ctx[r]->world;
             for (int i = 0; i < C; i++) {
-                in[r][k][i]  = r * 1000 + k * 10 + i;
+                in[r][k][i] = r * 1000 + k * 10 + i;
                 out[r][k][i] = -1;
             }
             switch (k % 4) {
-            case 0: ucoll_iallreduce(in[r][k], out[r][k], C, UCOLL_INT32, UCOLL_SUM, comm, &reqs[r * N + k]); break;
-            case 1: memcpy(out[r][k], in[r][k], sizeof(out[r][k]));
-                    ucoll_ibcast(out[r][k], C, UCOLL_INT32, k % P, comm, &reqs[r * N + k]); break;
-            case 2: ucoll_iscan(in[r][k], out[r][k], C, UCOLL_INT32, UCOLL_MAX, comm, &reqs[r * N + k]); break;
+            case 0:
+                ucoll_iallreduce(in[r][k], out[r][k], C, UCOLL_INT32, UCOLL_SUM, comm,
+                                 &reqs[r * N + k]);
+                break;
+            case 1:
+                memcpy(out[r][k], in[r][k], sizeof(out[r][k]));
+                ucoll_ibcast(out[r][k], C, UCOLL_INT32, k % P, comm, &reqs[r * N + k]);
+                break;
+            case 2:
+                ucoll_iscan(in[r][k], out[r][k], C, UCOLL_INT32, UCOLL_MAX, comm, &reqs[r * N + k]);
+                break;
             default: ucoll_ibarrier(comm, &reqs[r * N + k]); break;
             }
         }
@@ -608,8 +619,8 @@ static void test_outstanding(void)
                 case 2: e = r * 1000 + k * 10 + i; break;
                 default: e = -1; break;
                 }
-                CHECK(out[r][k][i] == e, "outstanding: rank %d op %d element %d: %d != %d", r, k,
-                      i, out[r][k][i], e);
+                CHECK(out[r][k][i] == e, "outstanding: rank %d op %d element %d: %d != %d", r, k, i,
+                      out[r][k][i], e);
             }
         }
     }
@@ -726,8 +737,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++) {
         int before = failures;
         sweep(ps[i]);
-        printf("p=%-3d %s (%d cases so far)\n", ps[i], failures == before ? "ok" : "FAILED",
-               cases);
+        printf("p=%-3d %s (%d cases so far)\n", ps[i], failures == before ? "ok" : "FAILED", cases);
         fflush(stdout);
     }
     printf("%d cases, %d failures\n", cases, failures);

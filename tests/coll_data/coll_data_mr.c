@@ -72,8 +72,13 @@ static void sweep(ucoll_comm_t *comm, dm_op_t op, unsigned *seed)
     for (int root = 0; root < nroots; root++) {
         for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
             for (int ip = 0; ip < 2; ip++) {
-                dm_case_t c = {.op = op, .p = p, .root = root, .count = counts[ci],
-                               .dt = dts[(ci + ip) % 2], .in_place = ip, .seed = (*seed)++};
+                dm_case_t c = {.op = op,
+                               .p = p,
+                               .root = root,
+                               .count = counts[ci],
+                               .dt = dts[(ci + ip) % 2],
+                               .in_place = ip,
+                               .seed = (*seed)++};
                 run(comm, &c, 1);
             }
         }
@@ -87,14 +92,14 @@ static void check_errors(ucoll_comm_t *comm, unsigned *seed)
     ucoll_req_t *req;
     dm_case_t c = {.op = DM_ALLGATHER, .p = p, .count = 3, .dt = UCOLL_INT32, .seed = (*seed)++};
 
-#define EXPECT_ARG(_call)                                                      \
-    do {                                                                       \
-        int _st = (_call);                                                     \
-        ncases++;                                                              \
-        if (_st != UCOLL_ERR_ARG) {                                            \
+#define EXPECT_ARG(_call)                                                                    \
+    do {                                                                                     \
+        int _st = (_call);                                                                   \
+        ncases++;                                                                            \
+        if (_st != UCOLL_ERR_ARG) {                                                          \
             fprintf(stderr, "coll_data: rank %d: FAIL %s returned %d\n", rank, #_call, _st); \
-            nfail++;                                                           \
-        }                                                                      \
+            nfail++;                                                                         \
+        }                                                                                    \
     } while (0)
 
     EXPECT_ARG(ucoll_gather(buf, buf, 1, UCOLL_BYTE, p, comm));
@@ -133,7 +138,7 @@ int main(int argc, char **argv)
     }
     comm = ucoll_comm_world(ctx);
     rank = ucoll_comm_rank(comm);
-    p    = ucoll_comm_size(comm);
+    p = ucoll_comm_size(comm);
     for (int op = 0; op < DM_NOPS; op++) {
         if (!any || only[op]) {
             sweep(comm, (dm_op_t)op, &seed);
@@ -144,8 +149,12 @@ int main(int argc, char **argv)
         int n = 0;
         for (int op = 0; op < DM_NOPS; op++) {
             if (!any || only[op]) {
-                cs[n] = (dm_case_t){.op = (dm_op_t)op, .p = p, .root = op % p,
-                                    .count = 3 + op, .dt = UCOLL_INT16, .in_place = op % 2,
+                cs[n] = (dm_case_t){.op = (dm_op_t)op,
+                                    .p = p,
+                                    .root = op % p,
+                                    .count = 3 + op,
+                                    .dt = UCOLL_INT16,
+                                    .in_place = op % 2,
                                     .seed = seed++};
                 n++;
             }
@@ -155,9 +164,13 @@ int main(int argc, char **argv)
     if (big) {
         for (int op = 0; op < DM_NOPS; op++) {
             if (!any || only[op]) {
-                dm_case_t c = {.op = (dm_op_t)op, .p = p, .root = p - 1,
-                               .count = ((size_t)64 << 20) / (size_t)p / 8, .dt = UCOLL_FLOAT64,
-                               .in_place = op % 2, .seed = seed++};
+                dm_case_t c = {.op = (dm_op_t)op,
+                               .p = p,
+                               .root = p - 1,
+                               .count = ((size_t)64 << 20) / (size_t)p / 8,
+                               .dt = UCOLL_FLOAT64,
+                               .in_place = op % 2,
+                               .seed = seed++};
                 run(comm, &c, 1);
             }
         }

@@ -61,8 +61,8 @@ static size_t acount(const dm_case_t *c, int s, int d)
 {
     if (c->in_place && s > d) {
         int t = s;
-        s     = d;
-        d     = t;
+        s = d;
+        d = t;
     }
     if (c->count == 0 || (s * 3 + d * 5 + c->seed) % 6 == 1) {
         return 0;
@@ -78,7 +78,7 @@ static size_t layout(const size_t *counts, size_t *displs, int p, int flip)
     size_t off = 1;
 
     for (int j = 0; j < p; j++) {
-        int i     = flip ? j : p - 1 - j;
+        int i = flip ? j : p - 1 - j;
         displs[i] = off;
         off += counts[i] + (size_t)(i % 2);
     }
@@ -126,8 +126,8 @@ int dm_setup(const dm_case_t *c, int rank, dm_bufs_t *b)
 {
     int p = c->p, root = c->root, i;
     size_t es = ucoll_dtype_size(c->dt);
-    size_t B  = c->count * es;
-    int am_root  = dm_rooted(c->op) && rank == root;
+    size_t B = c->count * es;
+    int am_root = dm_rooted(c->op) && rank == root;
     int in_place = c->in_place && (am_root || !dm_rooted(c->op));
 
     memset(b, 0, sizeof(*b));
@@ -135,14 +135,14 @@ int dm_setup(const dm_case_t *c, int rank, dm_bufs_t *b)
     case DM_GATHER:
         if (!in_place) {
             b->sbytes = B;
-            b->sbuf   = malloc(B + GUARD);
+            b->sbuf = malloc(B + GUARD);
             if (b->sbuf) {
                 fill_block(b->sbuf, B, c->seed, rank, 0);
             }
         }
         if (am_root) {
             b->rbytes = (size_t)p * B;
-            b->rbuf   = alloc_poisoned(b->rbytes);
+            b->rbuf = alloc_poisoned(b->rbytes);
             if (b->rbuf && in_place) {
                 fill_block(b->rbuf + (size_t)root * B, B, c->seed, root, 0);
             }
@@ -152,7 +152,7 @@ int dm_setup(const dm_case_t *c, int rank, dm_bufs_t *b)
         b->scount = vcount(c, rank);
         if (!in_place) {
             b->sbytes = b->scount * es;
-            b->sbuf   = malloc(b->sbytes + GUARD);
+            b->sbuf = malloc(b->sbytes + GUARD);
             if (b->sbuf) {
                 fill_block(b->sbuf, b->sbytes, c->seed, rank, 0);
             }
@@ -167,7 +167,7 @@ int dm_setup(const dm_case_t *c, int rank, dm_bufs_t *b)
                 b->rcounts[i] = vcount(c, i);
             }
             b->rbytes = layout(b->rcounts, b->rdispls, p, root % 2) * es;
-            b->rbuf   = alloc_poisoned(b->rbytes);
+            b->rbuf = alloc_poisoned(b->rbytes);
             if (b->rbuf && in_place) {
                 fill_block(b->rbuf + b->rdispls[root] * es, b->rcounts[root] * es, c->seed, root,
                            0);
@@ -177,14 +177,14 @@ int dm_setup(const dm_case_t *c, int rank, dm_bufs_t *b)
     case DM_SCATTER:
         if (am_root) {
             b->sbytes = (size_t)p * B;
-            b->sbuf   = malloc(b->sbytes + GUARD);
+            b->sbuf = malloc(b->sbytes + GUARD);
             for (i = 0; b->sbuf && i < p; i++) {
                 fill_block(b->sbuf + (size_t)i * B, B, c->seed, root, i);
             }
         }
         if (!in_place) {
             b->rbytes = B;
-            b->rbuf   = alloc_poisoned(B);
+            b->rbuf = alloc_poisoned(B);
         }
         break;
     case DM_SCATTERV:
@@ -198,7 +198,7 @@ int dm_setup(const dm_case_t *c, int rank, dm_bufs_t *b)
                 b->scounts[i] = vcount(c, i);
             }
             b->sbytes = layout(b->scounts, b->sdispls, p, (root + 1) % 2) * es;
-            b->sbuf   = malloc(b->sbytes + GUARD);
+            b->sbuf = malloc(b->sbytes + GUARD);
             if (b->sbuf) {
                 fill_vblocks(b->sbuf, b->sbytes, b->scounts, b->sdispls, p, es, c->seed, root, 1);
             }
@@ -206,25 +206,25 @@ int dm_setup(const dm_case_t *c, int rank, dm_bufs_t *b)
         b->rcount = vcount(c, rank);
         if (!in_place) {
             b->rbytes = b->rcount * es;
-            b->rbuf   = alloc_poisoned(b->rbytes);
+            b->rbuf = alloc_poisoned(b->rbytes);
         }
         break;
     case DM_ALLGATHER:
         if (!in_place) {
             b->sbytes = B;
-            b->sbuf   = malloc(B + GUARD);
+            b->sbuf = malloc(B + GUARD);
             if (b->sbuf) {
                 fill_block(b->sbuf, B, c->seed, rank, 0);
             }
         }
         b->rbytes = (size_t)p * B;
-        b->rbuf   = alloc_poisoned(b->rbytes);
+        b->rbuf = alloc_poisoned(b->rbytes);
         if (b->rbuf && in_place) {
             fill_block(b->rbuf + (size_t)rank * B, B, c->seed, rank, 0);
         }
         break;
     case DM_ALLGATHERV:
-        b->scount  = vcount(c, rank);
+        b->scount = vcount(c, rank);
         b->rcounts = alloc_counts(p);
         b->rdispls = alloc_counts(p);
         if (!b->rcounts || !b->rdispls) {
@@ -234,10 +234,10 @@ int dm_setup(const dm_case_t *c, int rank, dm_bufs_t *b)
             b->rcounts[i] = vcount(c, i);
         }
         b->rbytes = layout(b->rcounts, b->rdispls, p, rank % 2) * es;
-        b->rbuf   = alloc_poisoned(b->rbytes);
+        b->rbuf = alloc_poisoned(b->rbytes);
         if (!in_place) {
             b->sbytes = b->scount * es;
-            b->sbuf   = malloc(b->sbytes + GUARD);
+            b->sbuf = malloc(b->sbytes + GUARD);
             if (b->sbuf) {
                 fill_block(b->sbuf, b->sbytes, c->seed, rank, 0);
             }
@@ -247,10 +247,10 @@ int dm_setup(const dm_case_t *c, int rank, dm_bufs_t *b)
         break;
     case DM_ALLTOALL:
         b->rbytes = (size_t)p * B;
-        b->rbuf   = alloc_poisoned(b->rbytes);
+        b->rbuf = alloc_poisoned(b->rbytes);
         if (!in_place) {
             b->sbytes = (size_t)p * B;
-            b->sbuf   = malloc(b->sbytes + GUARD);
+            b->sbuf = malloc(b->sbytes + GUARD);
         }
         for (i = 0; i < p && b->rbuf; i++) {
             char *dst = in_place ? b->rbuf : b->sbuf;
@@ -269,7 +269,7 @@ int dm_setup(const dm_case_t *c, int rank, dm_bufs_t *b)
             b->rcounts[i] = acount(c, i, rank);
         }
         b->rbytes = layout(b->rcounts, b->rdispls, p, (rank + 1) % 2) * es;
-        b->rbuf   = alloc_poisoned(b->rbytes);
+        b->rbuf = alloc_poisoned(b->rbytes);
         if (in_place) {
             /* the blocks to send are in rbuf, the one for j where j's
              * block will land (the counts are symmetric) */
@@ -287,13 +287,12 @@ int dm_setup(const dm_case_t *c, int rank, dm_bufs_t *b)
             b->scounts[i] = acount(c, rank, i);
         }
         b->sbytes = layout(b->scounts, b->sdispls, p, rank % 2) * es;
-        b->sbuf   = malloc(b->sbytes + GUARD);
+        b->sbuf = malloc(b->sbytes + GUARD);
         if (b->sbuf) {
             fill_vblocks(b->sbuf, b->sbytes, b->scounts, b->sdispls, p, es, c->seed, rank, 1);
         }
         break;
-    default:
-        return -1;
+    default: return -1;
     }
     /* whatever the case expected to allocate must be there */
     if ((b->sbytes && !b->sbuf) || (b->rbytes && !b->rbuf)) {
@@ -311,16 +310,15 @@ int dm_setup(const dm_case_t *c, int rank, dm_bufs_t *b)
 
 int dm_start(const dm_case_t *c, int rank, ucoll_comm_t *comm, dm_bufs_t *b, ucoll_req_t **req)
 {
-    int am_root    = dm_rooted(c->op) && rank == c->root;
-    int in_place   = c->in_place && (am_root || !dm_rooted(c->op));
+    int am_root = dm_rooted(c->op) && rank == c->root;
+    int in_place = c->in_place && (am_root || !dm_rooted(c->op));
     const void *sb = in_place ? UCOLL_IN_PLACE : b->sbuf;
-    void *rb       = b->rbuf;
+    void *rb = b->rbuf;
 
     switch (c->op) {
     case DM_GATHER: return ucoll_igather(sb, rb, c->count, c->dt, c->root, comm, req);
     case DM_GATHERV:
-        return ucoll_igatherv(sb, b->scount, rb, b->rcounts, b->rdispls, c->dt, c->root, comm,
-                              req);
+        return ucoll_igatherv(sb, b->scount, rb, b->rcounts, b->rdispls, c->dt, c->root, comm, req);
     case DM_SCATTER:
         return ucoll_iscatter(b->sbuf, in_place ? UCOLL_IN_PLACE : rb, c->count, c->dt, c->root,
                               comm, req);
@@ -332,8 +330,8 @@ int dm_start(const dm_case_t *c, int rank, ucoll_comm_t *comm, dm_bufs_t *b, uco
         return ucoll_iallgatherv(sb, b->scount, rb, b->rcounts, b->rdispls, c->dt, comm, req);
     case DM_ALLTOALL: return ucoll_ialltoall(sb, rb, c->count, c->dt, comm, req);
     case DM_ALLTOALLV:
-        return ucoll_ialltoallv(sb, b->scounts, b->sdispls, rb, b->rcounts, b->rdispls, c->dt,
-                                comm, req);
+        return ucoll_ialltoallv(sb, b->scounts, b->sdispls, rb, b->rcounts, b->rdispls, c->dt, comm,
+                                req);
     default: return UCOLL_ERR_ARG;
     }
 }
@@ -356,8 +354,8 @@ int dm_check(const dm_case_t *c, int rank, const dm_bufs_t *b, char *msg, size_t
 {
     int p = c->p, root = c->root, i, rc;
     size_t es = ucoll_dtype_size(c->dt);
-    size_t B  = c->count * es;
-    int am_root  = dm_rooted(c->op) && rank == root;
+    size_t B = c->count * es;
+    int am_root = dm_rooted(c->op) && rank == root;
     int in_place = c->in_place && (am_root || !dm_rooted(c->op));
     char *want;
 
@@ -422,8 +420,8 @@ int dm_check(const dm_case_t *c, int rank, const dm_bufs_t *b, char *msg, size_t
 
 void dm_describe(const dm_case_t *c, char *buf, size_t len)
 {
-    static const char *dtn[] = {"byte",   "int8",   "uint8",   "int16",    "uint16",
-                                "int32",  "uint32", "int64",   "uint64",   "float16",
+    static const char *dtn[] = {"byte",     "int8",    "uint8",  "int16",  "uint16",
+                                "int32",    "uint32",  "int64",  "uint64", "float16",
                                 "bfloat16", "float32", "float64"};
 
     char root[32] = "";

@@ -29,9 +29,9 @@ static const ucoll_coll_t op_coll[DM_NOPS] = {
 static const int sizes[] = {1, 2, 3, 4, 5, 7, 8, 16, 33};
 
 typedef struct sim {
-    int             p;
+    int p;
     ucoll_simnet_t *net;
-    ucoll_ctx_t   **ctx;
+    ucoll_ctx_t **ctx;
 } sim_t;
 
 static int verbose;
@@ -41,7 +41,7 @@ static int sim_create(int p, sim_t *s)
 {
     ucoll_simnet_params_t prm = {.alpha = 1e-6, .beta = 1e-9, .gamma = 1e-9, .lambda = 1e-10};
 
-    s->p   = p;
+    s->p = p;
     s->ctx = calloc((size_t)p, sizeof(*s->ctx));
     if (s->ctx == NULL || ucoll__simnet_create(p, &prm, &s->net) != UCOLL_OK) {
         return -1;
@@ -86,8 +86,7 @@ static int sim_drain(sim_t *s, long msgs, char *msg, size_t len)
     }
     ucoll__simnet_stats(s->net, &st);
     if (ucoll__simnet_unmatched(s->net) != 0) {
-        snprintf(msg, len, "%zu unmatched messages or receives",
-                 ucoll__simnet_unmatched(s->net));
+        snprintf(msg, len, "%zu unmatched messages or receives", ucoll__simnet_unmatched(s->net));
         return -1;
     }
     if (msgs >= 0 && st.messages != (size_t)msgs) {
@@ -95,8 +94,8 @@ static int sim_drain(sim_t *s, long msgs, char *msg, size_t len)
         return -1;
     }
     if (st.violations || st.truncated) {
-        snprintf(msg, len, "%zu send buffers modified in flight, %zu truncations",
-                 st.violations, st.truncated);
+        snprintf(msg, len, "%zu send buffers modified in flight, %zu truncations", st.violations,
+                 st.truncated);
         return -1;
     }
     return 0;
@@ -107,7 +106,7 @@ static int sim_drain(sim_t *s, long msgs, char *msg, size_t len)
 static int run_cases(sim_t *s, const dm_case_t *cs, int n, const char *algo, long msgs)
 {
     int p = s->p, bad = 0;
-    dm_bufs_t *b     = calloc((size_t)(p * n), sizeof(*b));
+    dm_bufs_t *b = calloc((size_t)(p * n), sizeof(*b));
     ucoll_req_t **rq = calloc((size_t)(p * n), sizeof(*rq));
     char msg[256] = "", desc[160];
     int st, done;
@@ -162,8 +161,7 @@ static int run_cases(sim_t *s, const dm_case_t *cs, int n, const char *algo, lon
     if (bad) {
         nfail++;
         dm_describe(&cs[0], desc, sizeof(desc));
-        fprintf(stderr, "FAIL %s algo=%s%s: %s\n", desc, algo, n > 1 ? " (with others)" : "",
-                msg);
+        fprintf(stderr, "FAIL %s algo=%s%s: %s\n", desc, algo, n > 1 ? " (with others)" : "", msg);
         /* a failed case may leave the net dirty: start the next on a fresh one */
         sim_destroy(s);
         if (sim_create(p, s) != 0) {
@@ -208,8 +206,7 @@ static long expected_msgs(dm_op_t op, const char *id, int p)
             return 2 * (pp - 1);
         }
         return -1;
-    case DM_ALLTOALL:
-        return strcmp(id, "bruck") == 0 ? pp * lg : pp * (pp - 1);
+    case DM_ALLTOALL: return strcmp(id, "bruck") == 0 ? pp * lg : pp * (pp - 1);
     default: return -1;
     }
 }
@@ -236,14 +233,18 @@ static void sweep(sim_t *s, dm_op_t op, unsigned *seed)
             for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
                 for (int ip = 0; ip < 2; ip++) {
                     for (int di = 0; di < 2; di++) {
-                        dm_case_t c = {.op = op, .p = p, .root = root, .count = counts[ci],
-                                       .dt = dts[di], .in_place = ip, .seed = (*seed)++};
+                        dm_case_t c = {.op = op,
+                                       .p = p,
+                                       .root = root,
+                                       .count = counts[ci],
+                                       .dt = dts[di],
+                                       .in_place = ip,
+                                       .seed = (*seed)++};
                         /* the large count once per root, in one dtype */
                         if (ci == 4 && di == 1) {
                             continue;
                         }
-                        run_cases(s, &c, 1, al->id,
-                                  ci == 2 ? expected_msgs(op, al->id, p) : -1);
+                        run_cases(s, &c, 1, al->id, ci == 2 ? expected_msgs(op, al->id, p) : -1);
                     }
                 }
             }
@@ -254,15 +255,15 @@ static void sweep(sim_t *s, dm_op_t op, unsigned *seed)
 
 /* ---- argument checks ----------------------------------------------------- */
 
-#define EXPECT(_call, _want)                                                   \
-    do {                                                                       \
-        int _st = (_call);                                                     \
-        ncases++;                                                              \
-        if (_st != (_want) || comm->coll_seq != seq) {                         \
-            nfail++;                                                           \
-            fprintf(stderr, "FAIL line %d: %s returned %d (want %d), seq %u -> %u\n", \
-                    __LINE__, #_call, _st, _want, seq, comm->coll_seq);        \
-        }                                                                      \
+#define EXPECT(_call, _want)                                                                    \
+    do {                                                                                        \
+        int _st = (_call);                                                                      \
+        ncases++;                                                                               \
+        if (_st != (_want) || comm->coll_seq != seq) {                                          \
+            nfail++;                                                                            \
+            fprintf(stderr, "FAIL line %d: %s returned %d (want %d), seq %u -> %u\n", __LINE__, \
+                    #_call, _st, _want, seq, comm->coll_seq);                                   \
+        }                                                                                       \
     } while (0)
 
 static void check_args(void)
@@ -279,7 +280,7 @@ static void check_args(void)
         exit(2);
     }
     comm = s.ctx[0]->world;
-    seq  = comm->coll_seq;
+    seq = comm->coll_seq;
     /* invalid root */
     EXPECT(ucoll_igather(buf, buf, 1, UCOLL_BYTE, 2, comm, &req), E);
     EXPECT(ucoll_igather(buf, buf, 1, UCOLL_BYTE, -1, comm, &req), E);
@@ -342,8 +343,13 @@ static void overlap(int p, unsigned *seed)
         exit(2);
     }
     for (int i = 0; i < DM_NOPS; i++) {
-        cs[i] = (dm_case_t){.op = (dm_op_t)i, .p = p, .root = (i * 5) % p, .count = 5 + i,
-                            .dt = UCOLL_INT16, .in_place = i % 2, .seed = (*seed)++};
+        cs[i] = (dm_case_t){.op = (dm_op_t)i,
+                            .p = p,
+                            .root = (i * 5) % p,
+                            .count = 5 + i,
+                            .dt = UCOLL_INT16,
+                            .in_place = i % 2,
+                            .seed = (*seed)++};
     }
     run_cases(&s, cs, DM_NOPS, "default", -1);
     sim_destroy(&s);
@@ -363,9 +369,13 @@ static void large(unsigned *seed)
         const ucoll_algo_t *const *reg = ucoll__algos(op_coll[op]);
         for (; reg && *reg; reg++) {
             ucoll_coll_args_t probe = {.coll = op_coll[op], .count = 1, .esize = 1};
-            dm_case_t c = {.op = (dm_op_t)op, .p = p, .root = 1,
-                           .count = ((size_t)64 << 20) / p / 4, .dt = UCOLL_INT32,
-                           .in_place = (int)(*seed % 2), .seed = (*seed)++};
+            dm_case_t c = {.op = (dm_op_t)op,
+                           .p = p,
+                           .root = 1,
+                           .count = ((size_t)64 << 20) / p / 4,
+                           .dt = UCOLL_INT32,
+                           .in_place = (int)(*seed % 2),
+                           .seed = (*seed)++};
             if ((*reg)->can_serve && !(*reg)->can_serve(&probe, p)) {
                 continue;
             }

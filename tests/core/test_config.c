@@ -8,12 +8,12 @@
 
 static int failures;
 
-#define EXPECT(_cond)                                                          \
-    do {                                                                       \
-        if (!(_cond)) {                                                        \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #_cond);   \
-            failures++;                                                        \
-        }                                                                      \
+#define EXPECT(_cond)                                                        \
+    do {                                                                     \
+        if (!(_cond)) {                                                      \
+            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #_cond); \
+            failures++;                                                      \
+        }                                                                    \
     } while (0)
 
 int main(void)

@@ -10,14 +10,14 @@
 #include <string.h>
 #include <ucoll.h>
 
-#define CHECK(_cond, ...)                                                      \
-    do {                                                                       \
-        if (!(_cond)) {                                                        \
-            fprintf(stderr, "world: rank %d: ", rank);                         \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fprintf(stderr, "\n");                                             \
-            return 1;                                                          \
-        }                                                                      \
+#define CHECK(_cond, ...)                              \
+    do {                                               \
+        if (!(_cond)) {                                \
+            fprintf(stderr, "world: rank %d: ", rank); \
+            fprintf(stderr, __VA_ARGS__);              \
+            fprintf(stderr, "\n");                     \
+            return 1;                                  \
+        }                                              \
     } while (0)
 
 int main(int argc, char **argv)

@@ -55,30 +55,14 @@ static bool get_uint(const pmix_proc_t *proc, const char *key, uint64_t *val_p)
         return false;
     }
     switch (val->type) {
-    case PMIX_UINT8:
-        *val_p = val->data.uint8;
-        break;
-    case PMIX_UINT16:
-        *val_p = val->data.uint16;
-        break;
-    case PMIX_UINT32:
-        *val_p = val->data.uint32;
-        break;
-    case PMIX_UINT64:
-        *val_p = val->data.uint64;
-        break;
-    case PMIX_SIZE:
-        *val_p = val->data.size;
-        break;
-    case PMIX_PROC_RANK:
-        *val_p = val->data.rank;
-        break;
-    case PMIX_INT:
-        *val_p = (uint64_t)val->data.integer;
-        break;
-    default:
-        ok = false;
-        break;
+    case PMIX_UINT8: *val_p = val->data.uint8; break;
+    case PMIX_UINT16: *val_p = val->data.uint16; break;
+    case PMIX_UINT32: *val_p = val->data.uint32; break;
+    case PMIX_UINT64: *val_p = val->data.uint64; break;
+    case PMIX_SIZE: *val_p = val->data.size; break;
+    case PMIX_PROC_RANK: *val_p = val->data.rank; break;
+    case PMIX_INT: *val_p = (uint64_t)val->data.integer; break;
+    default: ok = false; break;
     }
     PMIX_VALUE_RELEASE(val);
     return ok;
@@ -93,30 +77,16 @@ static void print_key(const pmix_proc_t *proc, const char *name, const char *key
         return;
     }
     switch (val->type) {
-    case PMIX_STRING:
-        printf("key %s = \"%s\"\n", name, val->data.string);
-        break;
-    case PMIX_UINT8:
-        printf("key %s = %u (uint8)\n", name, val->data.uint8);
-        break;
-    case PMIX_UINT16:
-        printf("key %s = %u (uint16)\n", name, val->data.uint16);
-        break;
-    case PMIX_UINT32:
-        printf("key %s = %u (uint32)\n", name, val->data.uint32);
-        break;
+    case PMIX_STRING: printf("key %s = \"%s\"\n", name, val->data.string); break;
+    case PMIX_UINT8: printf("key %s = %u (uint8)\n", name, val->data.uint8); break;
+    case PMIX_UINT16: printf("key %s = %u (uint16)\n", name, val->data.uint16); break;
+    case PMIX_UINT32: printf("key %s = %u (uint32)\n", name, val->data.uint32); break;
     case PMIX_UINT64:
         printf("key %s = %lu (uint64)\n", name, (unsigned long)val->data.uint64);
         break;
-    case PMIX_PROC_RANK:
-        printf("key %s = %u (rank)\n", name, val->data.rank);
-        break;
-    case PMIX_BOOL:
-        printf("key %s = %s (bool)\n", name, val->data.flag ? "true" : "false");
-        break;
-    default:
-        printf("key %s = <type %s>\n", name, PMIx_Data_type_string(val->type));
-        break;
+    case PMIX_PROC_RANK: printf("key %s = %u (rank)\n", name, val->data.rank); break;
+    case PMIX_BOOL: printf("key %s = %s (bool)\n", name, val->data.flag ? "true" : "false"); break;
+    default: printf("key %s = <type %s>\n", name, PMIx_Data_type_string(val->type)); break;
     }
     PMIX_VALUE_RELEASE(val);
 }

@@ -26,30 +26,29 @@
 static int me, np, failures;
 static ucoll_comm_t *world;
 
-#define FAIL(...)                                                              \
-    do {                                                                       \
-        fprintf(stderr, "rank %d: %s:%d: ", me, __func__, __LINE__);           \
-        fprintf(stderr, __VA_ARGS__);                                          \
-        fprintf(stderr, "\n");                                                 \
-        failures++;                                                            \
+#define FAIL(...)                                                    \
+    do {                                                             \
+        fprintf(stderr, "rank %d: %s:%d: ", me, __func__, __LINE__); \
+        fprintf(stderr, __VA_ARGS__);                                \
+        fprintf(stderr, "\n");                                       \
+        failures++;                                                  \
     } while (0)
 
-#define OK(_call)                                                              \
-    do {                                                                       \
-        int _r = (_call);                                                      \
-        if (_r != UCOLL_OK) {                                                  \
-            FAIL("%s: %s", #_call, ucoll_strerror(_r));                        \
-            return;                                                            \
-        }                                                                      \
+#define OK(_call)                                       \
+    do {                                                \
+        int _r = (_call);                               \
+        if (_r != UCOLL_OK) {                           \
+            FAIL("%s: %s", #_call, ucoll_strerror(_r)); \
+            return;                                     \
+        }                                               \
     } while (0)
 
-#define EXPECT(_call, _want)                                                   \
-    do {                                                                       \
-        int _r = (_call);                                                      \
-        if (_r != (_want)) {                                                   \
-            FAIL("%s returned %d (%s), expected %s", #_call, _r,               \
-                 ucoll_strerror(_r), #_want);                                  \
-        }                                                                      \
+#define EXPECT(_call, _want)                                                                  \
+    do {                                                                                      \
+        int _r = (_call);                                                                     \
+        if (_r != (_want)) {                                                                  \
+            FAIL("%s returned %d (%s), expected %s", #_call, _r, ucoll_strerror(_r), #_want); \
+        }                                                                                     \
     } while (0)
 
 static unsigned char pat(int src, size_t i, size_t salt)
@@ -171,8 +170,8 @@ static void test_self(void)
 /* Ring: each rank sends to me+1 and receives from me-1, every size. */
 static void test_sizes(void)
 {
-    static const size_t sizes[] = {0,    1,     7,      100,     4095,    8191,    8192,
-                                   8193, 16384, 65536,  100003,  1 << 20, 4 << 20};
+    static const size_t sizes[] = {0,    1,     7,     100,    4095,    8191,   8192,
+                                   8193, 16384, 65536, 100003, 1 << 20, 4 << 20};
     int to = (me + 1) % np, from = (me - 1 + np) % np;
     ucoll_status_t st;
     ucoll_req_t *r[2];
@@ -243,7 +242,7 @@ static void test_wildcard(void)
         }
         OK(ucoll_irecv(&a, 1, UCOLL_INT32, UCOLL_ANY_SOURCE, 5, world, &r[0]));
         OK(ucoll_irecv(&b, 1, UCOLL_INT32, 1, 5, world, &r[1]));
-        OK(ucoll_send(&v, 0, UCOLL_BYTE, 1, 6, world));  /* go */
+        OK(ucoll_send(&v, 0, UCOLL_BYTE, 1, 6, world)); /* go */
         OK(ucoll_waitall(2, r));
         if (a != 1 || b != 2) {
             FAIL("older posted receive must match first: got %d, %d", a, b);
@@ -501,8 +500,8 @@ static void run_timeout(void)
         clock_gettime(CLOCK_MONOTONIC, &t1);
         secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
         if (ret != UCOLL_ERR_TIMEOUT || secs < 0.9 || secs > 5) {
-            FAIL("wait returned %s after %.2f s, expected a timeout after 1 s",
-                 ucoll_strerror(ret), secs);
+            FAIL("wait returned %s after %.2f s, expected a timeout after 1 s", ucoll_strerror(ret),
+                 secs);
         }
         OK(ucoll_send(&v, 0, UCOLL_BYTE, 1, 98, world));
         OK(ucoll_wait(r, NULL));

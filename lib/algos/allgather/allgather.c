@@ -9,12 +9,8 @@
 #include <stdint.h>
 
 const ucoll_algo_t *const ucoll__allgather_algos[] = {
-    &ucoll__allgather_ring,
-    &ucoll__allgather_rdbl,
-    &ucoll__allgather_bruck,
-    &ucoll__allgather_neighbor,
-    &ucoll__allgather_gather_bcast,
-    NULL,
+    &ucoll__allgather_ring,     &ucoll__allgather_rdbl,         &ucoll__allgather_bruck,
+    &ucoll__allgather_neighbor, &ucoll__allgather_gather_bcast, NULL,
 };
 
 int ucoll_iallgather(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt,
@@ -30,11 +26,11 @@ int ucoll_iallgather(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t d
         ucoll_debug("allgather: NULL request pointer");
         return UCOLL_ERR_ARG;
     }
-    a.coll  = UCOLL_COLL_ALLGATHER;
+    a.coll = UCOLL_COLL_ALLGATHER;
     a.count = count;
-    a.dt    = dt;
+    a.dt = dt;
     a.esize = ucoll_dtype_size(dt);
-    a.root  = -1;
+    a.root = -1;
     if (count > SIZE_MAX / a.esize / (size_t)comm->size) {
         ucoll_debug("allgather: count %zu times %d ranks overflows", count, comm->size);
         return UCOLL_ERR_ARG;
@@ -49,7 +45,7 @@ int ucoll_iallgather(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t d
     a.rbuf = rbuf;
     if (sbuf == UCOLL_IN_PLACE) {
         a.in_place = 1;
-        a.sbuf     = (char *)rbuf + (size_t)comm->rank * count * a.esize;
+        a.sbuf = (char *)rbuf + (size_t)comm->rank * count * a.esize;
     } else if ((st = ucoll__check_buf(sbuf, count, "allgather sbuf")) != UCOLL_OK) {
         return st;
     } else {

@@ -15,8 +15,7 @@ const ucoll_algo_t *const ucoll__allgatherv_algos[] = {
 };
 
 int ucoll_iallgatherv(const void *sbuf, size_t scount, void *rbuf, const size_t *rcounts,
-                      const size_t *displs, ucoll_dtype_t dt, ucoll_comm_t *comm,
-                      ucoll_req_t **req)
+                      const size_t *displs, ucoll_dtype_t dt, ucoll_comm_t *comm, ucoll_req_t **req)
 {
     ucoll_coll_args_t a = {0};
     size_t max = 0, total = 0;
@@ -38,11 +37,11 @@ int ucoll_iallgatherv(const void *sbuf, size_t scount, void *rbuf, const size_t 
         max = UCOLL_MAX(max, displs[i] + rcounts[i]);
         total += rcounts[i];
     }
-    a.coll  = UCOLL_COLL_ALLGATHERV;
+    a.coll = UCOLL_COLL_ALLGATHERV;
     a.count = total / comm->size;
-    a.dt    = dt;
+    a.dt = dt;
     a.esize = ucoll_dtype_size(dt);
-    a.root  = -1;
+    a.root = -1;
     if (rbuf == UCOLL_IN_PLACE) {
         ucoll_debug("allgatherv: rbuf cannot be UCOLL_IN_PLACE");
         return UCOLL_ERR_ARG;
@@ -52,8 +51,8 @@ int ucoll_iallgatherv(const void *sbuf, size_t scount, void *rbuf, const size_t 
     }
     if (sbuf == UCOLL_IN_PLACE) {
         a.in_place = 1;
-        sbuf       = (char *)rbuf + displs[r] * a.esize;
-        scount     = rcounts[r];
+        sbuf = (char *)rbuf + displs[r] * a.esize;
+        scount = rcounts[r];
     } else if ((st = ucoll__check_buf(sbuf, scount, "allgatherv sbuf")) != UCOLL_OK) {
         return st;
     } else if (scount > rcounts[r]) {
@@ -61,9 +60,9 @@ int ucoll_iallgatherv(const void *sbuf, size_t scount, void *rbuf, const size_t 
                     rcounts[r]);
         return UCOLL_ERR_TRUNCATE;
     }
-    a.sbuf    = sbuf;
-    a.scount  = scount;
-    a.rbuf    = rbuf;
+    a.sbuf = sbuf;
+    a.scount = scount;
+    a.rbuf = rbuf;
     a.rcounts = rcounts;
     a.rdispls = displs;
     return ucoll__coll_start(comm, &a, req);

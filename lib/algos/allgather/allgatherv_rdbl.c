@@ -34,8 +34,8 @@ static int allgatherv_rdbl_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank;
     size_t es = a->esize;
-    char *rb  = a->rbuf;
-    size_t *off;  /* off[i]: element offset of block i in tmp; off[p]: total */
+    char *rb = a->rbuf;
+    size_t *off; /* off[i]: element offset of block i in tmp; off[p]: total */
     char *tmp;
     int st = UCOLL_OK, d, i, peer, mine, theirs;
 
@@ -59,8 +59,8 @@ static int allgatherv_rdbl_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
         goto out;
     }
     for (d = 1; d < p; d <<= 1) {
-        peer   = r ^ d;
-        mine   = r & ~(d - 1);
+        peer = r ^ d;
+        mine = r & ~(d - 1);
         theirs = peer & ~(d - 1);
         if (off[mine + d] > off[mine] &&
             (st = ucoll__sched_send(s, tmp + off[mine] * es, (off[mine + d] - off[mine]) * es,
@@ -68,8 +68,8 @@ static int allgatherv_rdbl_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
             goto out;
         }
         if (off[theirs + d] > off[theirs] &&
-            (st = ucoll__sched_recv(s, tmp + off[theirs] * es,
-                                    (off[theirs + d] - off[theirs]) * es, peer)) != UCOLL_OK) {
+            (st = ucoll__sched_recv(s, tmp + off[theirs] * es, (off[theirs + d] - off[theirs]) * es,
+                                    peer)) != UCOLL_OK) {
             goto out;
         }
         if ((st = ucoll__sched_round(s)) != UCOLL_OK) {
@@ -88,9 +88,9 @@ out:
 }
 
 const ucoll_algo_t ucoll__allgatherv_rdbl = {
-    .id        = "rdbl",
-    .desc      = "recursive doubling with counts, through a packed scratch (power of two ranks)",
+    .id = "rdbl",
+    .desc = "recursive doubling with counts, through a packed scratch (power of two ranks)",
     .can_serve = allgatherv_rdbl_can_serve,
-    .cost      = allgatherv_rdbl_cost,
-    .build     = allgatherv_rdbl_build,
+    .cost = allgatherv_rdbl_cost,
+    .build = allgatherv_rdbl_build,
 };

@@ -24,7 +24,7 @@ static int allgatherv_ring_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank;
     size_t es = a->esize;
-    char *rb  = a->rbuf;
+    char *rb = a->rbuf;
     int st, i, sb, rcv;
 
     st = ucoll__sched_copy_if(s, rb + a->rdispls[r] * es, a->sbuf, a->scount * es);
@@ -32,7 +32,7 @@ static int allgatherv_ring_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
         return st;
     }
     for (i = 0; i < p - 1; i++) {
-        sb  = (r - i + p) % p;
+        sb = (r - i + p) % p;
         rcv = (r - i - 1 + p) % p;
         if (a->rcounts[sb] != 0 &&
             (st = ucoll__sched_send(s, rb + a->rdispls[sb] * es, a->rcounts[sb] * es,
@@ -52,9 +52,9 @@ static int allgatherv_ring_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__allgatherv_ring = {
-    .id        = "ring",
-    .desc      = "pass blocks around the ring",
+    .id = "ring",
+    .desc = "pass blocks around the ring",
     .can_serve = NULL,
-    .cost      = allgatherv_ring_cost,
-    .build     = allgatherv_ring_build,
+    .cost = allgatherv_ring_cost,
+    .build = allgatherv_ring_build,
 };

@@ -17,8 +17,7 @@ static double allgather_bruck_cost(const ucoll_coll_args_t *a, int p,
 {
     double bytes = (double)a->count * a->esize;
 
-    return ucoll__ceil_log2(p) * m->alpha + (p - 1) * bytes * m->beta +
-           p * bytes * m->lambda;
+    return ucoll__ceil_log2(p) * m->alpha + (p - 1) * bytes * m->beta + p * bytes * m->lambda;
 }
 
 static int allgather_bruck_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
@@ -27,7 +26,7 @@ static int allgather_bruck_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank;
     size_t bytes = a->count * a->esize;
-    char *rb     = a->rbuf;
+    char *rb = a->rbuf;
     char *tmp;
     size_t c;
     int st, d;
@@ -62,9 +61,9 @@ static int allgather_bruck_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__allgather_bruck = {
-    .id        = "bruck",
-    .desc      = "Bruck, any p, final local rotation",
+    .id = "bruck",
+    .desc = "Bruck, any p, final local rotation",
     .can_serve = NULL,
-    .cost      = allgather_bruck_cost,
-    .build     = allgather_bruck_build,
+    .cost = allgather_bruck_cost,
+    .build = allgather_bruck_build,
 };

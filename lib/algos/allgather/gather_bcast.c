@@ -12,11 +12,10 @@
 #include "algos/gather/gather.h"
 
 static double allgather_gather_bcast_cost(const ucoll_coll_args_t *a, int p,
-                                          const ucoll_algo_params_t *prm,
-                                          const ucoll_model_t *m)
+                                          const ucoll_algo_params_t *prm, const ucoll_model_t *m)
 {
     double bytes = (double)a->count * a->esize;
-    int lg       = ucoll__ceil_log2(p);
+    int lg = ucoll__ceil_log2(p);
 
     return 2 * lg * m->alpha + (p - 1) * bytes * m->beta + lg * p * bytes * m->beta;
 }
@@ -24,9 +23,9 @@ static double allgather_gather_bcast_cost(const ucoll_coll_args_t *a, int p,
 static int allgather_gather_bcast_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
                                         const ucoll_algo_params_t *prm)
 {
-    ucoll_comm_t *comm   = ucoll__sched_comm(s);
+    ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank;
-    size_t total         = (size_t)p * a->count * a->esize;
+    size_t total = (size_t)p * a->count * a->esize;
     ucoll_coll_args_t ga = *a;
     int span, mask, st;
 
@@ -55,9 +54,9 @@ static int allgather_gather_bcast_build(ucoll_sched_t *s, const ucoll_coll_args_
 }
 
 const ucoll_algo_t ucoll__allgather_gather_bcast = {
-    .id        = "gather_bcast",
-    .desc      = "binomial gather to rank 0, then binomial broadcast",
+    .id = "gather_bcast",
+    .desc = "binomial gather to rank 0, then binomial broadcast",
     .can_serve = NULL,
-    .cost      = allgather_gather_bcast_cost,
-    .build     = allgather_gather_bcast_build,
+    .cost = allgather_gather_bcast_cost,
+    .build = allgather_gather_bcast_build,
 };

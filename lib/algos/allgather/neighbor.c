@@ -33,12 +33,12 @@ static int allgather_neighbor_build(ucoll_sched_t *s, const ucoll_coll_args_t *a
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank;
     size_t bytes = a->count * a->esize;
-    char *rb     = a->rbuf;
-    int even     = (r % 2 == 0);
-    int left     = (r - 1 + p) % p, right = (r + 1) % p;
+    char *rb = a->rbuf;
+    int even = (r % 2 == 0);
+    int left = (r - 1 + p) % p, right = (r + 1) % p;
     /* [0]: the pair partner, talked to on even steps; [1]: the other side */
-    int nb[2]    = {even ? right : left, even ? left : right};
-    int step[2]  = {even ? 2 : -2, even ? -2 : 2};
+    int nb[2] = {even ? right : left, even ? left : right};
+    int step[2] = {even ? 2 : -2, even ? -2 : 2};
     int from[2], send_from, par, i, st;
 
     if (bytes == 0) {
@@ -55,7 +55,7 @@ static int allgather_neighbor_build(ucoll_sched_t *s, const ucoll_coll_args_t *a
     send_from = r & ~1;
     from[0] = from[1] = send_from;
     for (i = 1; i < p / 2; i++) {
-        par       = i % 2;
+        par = i % 2;
         from[par] = (from[par] + step[par] + p) % p;
         if ((st = ucoll__sched_send(s, rb + (size_t)send_from * bytes, 2 * bytes, nb[par])) !=
                 UCOLL_OK ||
@@ -70,9 +70,9 @@ static int allgather_neighbor_build(ucoll_sched_t *s, const ucoll_coll_args_t *a
 }
 
 const ucoll_algo_t ucoll__allgather_neighbor = {
-    .id        = "neighbor",
-    .desc      = "neighbour exchange of block pairs (even p)",
+    .id = "neighbor",
+    .desc = "neighbour exchange of block pairs (even p)",
     .can_serve = allgather_neighbor_can_serve,
-    .cost      = allgather_neighbor_cost,
-    .build     = allgather_neighbor_build,
+    .cost = allgather_neighbor_cost,
+    .build = allgather_neighbor_build,
 };

@@ -14,8 +14,8 @@ static int allgather_rdbl_can_serve(const ucoll_coll_args_t *a, int p)
     return ucoll__is_pow2(p);
 }
 
-static double allgather_rdbl_cost(const ucoll_coll_args_t *a, int p,
-                                  const ucoll_algo_params_t *prm, const ucoll_model_t *m)
+static double allgather_rdbl_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                                  const ucoll_model_t *m)
 {
     double bytes = (double)a->count * a->esize;
 
@@ -28,7 +28,7 @@ static int allgather_rdbl_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank;
     size_t bytes = a->count * a->esize;
-    char *rb     = a->rbuf;
+    char *rb = a->rbuf;
     int st, d, peer;
 
     if (bytes == 0) {
@@ -41,8 +41,8 @@ static int allgather_rdbl_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
         peer = r ^ d;
         if ((st = ucoll__sched_send(s, rb + (size_t)(r & ~(d - 1)) * bytes, d * bytes, peer)) !=
                 UCOLL_OK ||
-            (st = ucoll__sched_recv(s, rb + (size_t)(peer & ~(d - 1)) * bytes, d * bytes,
-                                    peer)) != UCOLL_OK ||
+            (st = ucoll__sched_recv(s, rb + (size_t)(peer & ~(d - 1)) * bytes, d * bytes, peer)) !=
+                UCOLL_OK ||
             (st = ucoll__sched_round(s)) != UCOLL_OK) {
             return st;
         }
@@ -51,9 +51,9 @@ static int allgather_rdbl_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__allgather_rdbl = {
-    .id        = "rdbl",
-    .desc      = "recursive doubling (power of two ranks)",
+    .id = "rdbl",
+    .desc = "recursive doubling (power of two ranks)",
     .can_serve = allgather_rdbl_can_serve,
-    .cost      = allgather_rdbl_cost,
-    .build     = allgather_rdbl_build,
+    .cost = allgather_rdbl_cost,
+    .build = allgather_rdbl_build,
 };

@@ -9,8 +9,8 @@
  */
 #include "allgather.h"
 
-static double allgather_ring_cost(const ucoll_coll_args_t *a, int p,
-                                  const ucoll_algo_params_t *prm, const ucoll_model_t *m)
+static double allgather_ring_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                                  const ucoll_model_t *m)
 {
     double bytes = (double)a->count * a->esize;
 
@@ -23,7 +23,7 @@ static int allgather_ring_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank;
     size_t bytes = a->count * a->esize;
-    char *rb     = a->rbuf;
+    char *rb = a->rbuf;
     int st, i;
 
     if (bytes == 0) {
@@ -45,9 +45,9 @@ static int allgather_ring_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__allgather_ring = {
-    .id        = "ring",
-    .desc      = "pass blocks around the ring",
+    .id = "ring",
+    .desc = "pass blocks around the ring",
     .can_serve = NULL,
-    .cost      = allgather_ring_cost,
-    .build     = allgather_ring_build,
+    .cost = allgather_ring_cost,
+    .build = allgather_ring_build,
 };

@@ -13,8 +13,8 @@ const ucoll_algo_t *const ucoll__allreduce_algos[] = {
     NULL,
 };
 
-int ucoll_iallreduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt,
-                     ucoll_op_t op, ucoll_comm_t *comm, ucoll_req_t **req)
+int ucoll_iallreduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,
+                     ucoll_comm_t *comm, ucoll_req_t **req)
 {
     ucoll_coll_args_t a = {0};
     int st;
@@ -27,15 +27,15 @@ int ucoll_iallreduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t d
         ucoll_debug("allreduce: %s", req ? "rbuf cannot be UCOLL_IN_PLACE" : "NULL request");
         return UCOLL_ERR_ARG;
     }
-    a.coll  = UCOLL_COLL_ALLREDUCE;
+    a.coll = UCOLL_COLL_ALLREDUCE;
     a.count = count;
-    a.dt    = dt;
-    a.op    = op;
+    a.dt = dt;
+    a.op = op;
     a.esize = ucoll_dtype_size(dt);
-    a.rbuf  = rbuf;
+    a.rbuf = rbuf;
     if (sbuf == UCOLL_IN_PLACE) {
         a.in_place = 1;
-        a.sbuf     = rbuf;
+        a.sbuf = rbuf;
     } else if ((st = ucoll__check_buf(sbuf, count, "allreduce sbuf"))) {
         return st;
     } else {

@@ -12,13 +12,13 @@
  */
 #include "allreduce.h"
 
-static double rabenseifner_cost(const ucoll_coll_args_t *a, int p,
-                                const ucoll_algo_params_t *prm, const ucoll_model_t *m)
+static double rabenseifner_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                                const ucoll_model_t *m)
 {
     double bytes = (double)a->count * a->esize;
-    int p2       = ucoll__floor_pow2(p);
-    double t     = 2 * ucoll__ceil_log2(p2) * m->alpha +
-               (p2 - 1.0) / p2 * bytes * (2 * m->beta + m->gamma);
+    int p2 = ucoll__floor_pow2(p);
+    double t =
+        2 * ucoll__ceil_log2(p2) * m->alpha + (p2 - 1.0) / p2 * bytes * (2 * m->beta + m->gamma);
 
     return t + (p != p2 ? 2 * (m->alpha + bytes * m->beta) + bytes * m->gamma : 0);
 }
@@ -34,7 +34,7 @@ static int rabenseifner_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank;
     size_t bytes = a->count * a->esize;
-    char *acc    = a->rbuf, *tmp;
+    char *acc = a->rbuf, *tmp;
     const char *src;
     size_t *goff;
     ucoll_rd_t rd;
@@ -85,8 +85,8 @@ static int rabenseifner_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__allreduce_rabenseifner = {
-    .id    = "rabenseifner",
-    .desc  = "recursive-halving reduce-scatter, recursive-doubling allgather",
-    .cost  = rabenseifner_cost,
+    .id = "rabenseifner",
+    .desc = "recursive-halving reduce-scatter, recursive-doubling allgather",
+    .cost = rabenseifner_cost,
     .build = rabenseifner_build,
 };

@@ -17,19 +17,18 @@ static double rdbl_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_para
                         const ucoll_model_t *m)
 {
     double bytes = (double)a->count * a->esize;
-    int p2       = ucoll__floor_pow2(p);
-    double t     = ucoll__ceil_log2(p2) * (m->alpha + bytes * (m->beta + m->gamma));
+    int p2 = ucoll__floor_pow2(p);
+    double t = ucoll__ceil_log2(p2) * (m->alpha + bytes * (m->beta + m->gamma));
 
     return t + (p != p2 ? 2 * (m->alpha + bytes * m->beta) + bytes * m->gamma : 0);
 }
 
-static int rdbl_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
-                      const ucoll_algo_params_t *prm)
+static int rdbl_build(ucoll_sched_t *s, const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm)
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank;
     size_t bytes = a->count * a->esize;
-    char *acc    = a->rbuf, *tmp;
+    char *acc = a->rbuf, *tmp;
     ucoll_rd_t rd;
     int st;
 
@@ -50,9 +49,9 @@ static int rdbl_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     if (tmp == NULL) {
         return UCOLL_ERR_NOMEM;
     }
-    if (r < 2 * rd.rem && ((st = ucoll__sched_recv(s, tmp, bytes, r + 1)) ||
-                           (st = ucoll__sched_round(s)) ||
-                           (st = ucoll__sched_reduce(s, acc, acc, tmp, a->count, a->dt, a->op)))) {
+    if (r < 2 * rd.rem &&
+        ((st = ucoll__sched_recv(s, tmp, bytes, r + 1)) || (st = ucoll__sched_round(s)) ||
+         (st = ucoll__sched_reduce(s, acc, acc, tmp, a->count, a->dt, a->op)))) {
         return st;
     }
     for (int d = 1; d < rd.p2; d *= 2) {
@@ -70,8 +69,8 @@ static int rdbl_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__allreduce_rdbl = {
-    .id    = "rdbl",
-    .desc  = "recursive doubling, extra ranks folded in and out",
-    .cost  = rdbl_cost,
+    .id = "rdbl",
+    .desc = "recursive doubling, extra ranks folded in and out",
+    .cost = rdbl_cost,
     .build = rdbl_build,
 };

@@ -8,8 +8,8 @@
 #include "algos/bcast/bcast.h"
 #include "algos/reduce/reduce.h"
 
-static double reduce_bcast_cost(const ucoll_coll_args_t *a, int p,
-                                const ucoll_algo_params_t *prm, const ucoll_model_t *m)
+static double reduce_bcast_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                                const ucoll_model_t *m)
 {
     double bytes = (double)a->count * a->esize;
 
@@ -19,9 +19,9 @@ static double reduce_bcast_cost(const ucoll_coll_args_t *a, int p,
 static int reduce_bcast_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
                               const ucoll_algo_params_t *prm)
 {
-    ucoll_comm_t *comm   = ucoll__sched_comm(s);
+    ucoll_comm_t *comm = ucoll__sched_comm(s);
     ucoll_coll_args_t ra = *a;
-    size_t bytes         = a->count * a->esize;
+    size_t bytes = a->count * a->esize;
     int st;
 
     if (bytes == 0) {
@@ -36,8 +36,8 @@ static int reduce_bcast_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__allreduce_reduce_bcast = {
-    .id    = "reduce_bcast",
-    .desc  = "binomial reduce to rank 0, then binomial broadcast",
-    .cost  = reduce_bcast_cost,
+    .id = "reduce_bcast",
+    .desc = "binomial reduce to rank 0, then binomial broadcast",
+    .cost = reduce_bcast_cost,
     .build = reduce_bcast_build,
 };

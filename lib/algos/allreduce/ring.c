@@ -21,8 +21,7 @@ static double ring_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_para
     return 2.0 * (p - 1) * m->alpha + (p - 1.0) / p * bytes * (2 * m->beta + m->gamma);
 }
 
-static int ring_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
-                      const ucoll_algo_params_t *prm)
+static int ring_build(ucoll_sched_t *s, const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm)
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank;
@@ -64,8 +63,8 @@ static int ring_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__allreduce_ring = {
-    .id    = "ring",
-    .desc  = "ring reduce-scatter, then ring allgather",
-    .cost  = ring_cost,
+    .id = "ring",
+    .desc = "ring reduce-scatter, then ring allgather",
+    .cost = ring_cost,
     .build = ring_build,
 };

@@ -16,8 +16,7 @@ const ucoll_algo_t *const ucoll__alltoall_algos[] = {
     NULL,
 };
 
-const char *ucoll__alltoall_source(ucoll_sched_t *s, const ucoll_coll_args_t *a,
-                                   size_t extent)
+const char *ucoll__alltoall_source(ucoll_sched_t *s, const ucoll_coll_args_t *a, size_t extent)
 {
     char *copy;
 
@@ -44,11 +43,11 @@ int ucoll_ialltoall(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt
         ucoll_debug("alltoall: NULL request pointer");
         return UCOLL_ERR_ARG;
     }
-    a.coll  = UCOLL_COLL_ALLTOALL;
+    a.coll = UCOLL_COLL_ALLTOALL;
     a.count = count;
-    a.dt    = dt;
+    a.dt = dt;
     a.esize = ucoll_dtype_size(dt);
-    a.root  = -1;
+    a.root = -1;
     if (count > SIZE_MAX / a.esize / (size_t)comm->size) {
         ucoll_debug("alltoall: count %zu times %d ranks overflows", count, comm->size);
         return UCOLL_ERR_ARG;
@@ -63,7 +62,7 @@ int ucoll_ialltoall(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt
     a.rbuf = rbuf;
     if (sbuf == UCOLL_IN_PLACE) {
         a.in_place = 1;
-        a.sbuf     = rbuf;
+        a.sbuf = rbuf;
     } else if ((st = ucoll__check_buf(sbuf, count * comm->size, "alltoall sbuf")) != UCOLL_OK) {
         return st;
     } else {
@@ -72,8 +71,7 @@ int ucoll_ialltoall(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt
     return ucoll__coll_start(comm, &a, req);
 }
 
-int ucoll_alltoall(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt,
-                   ucoll_comm_t *comm)
+int ucoll_alltoall(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_comm_t *comm)
 {
     ucoll_req_t *req;
     int st = ucoll_ialltoall(sbuf, rbuf, count, dt, comm, &req);

@@ -24,7 +24,6 @@ extern const ucoll_algo_t ucoll__alltoallv_scattered;
  * in the current round, before any receive can overwrite them, and the
  * scratch is returned; otherwise sbuf. NULL when out of memory.
  */
-const char *ucoll__alltoall_source(ucoll_sched_t *s, const ucoll_coll_args_t *a,
-                                   size_t extent);
+const char *ucoll__alltoall_source(ucoll_sched_t *s, const ucoll_coll_args_t *a, size_t extent);
 
 #endif

@@ -27,9 +27,9 @@ static size_t blocks_extent(const size_t *counts, const size_t *displs, int p)
     return max;
 }
 
-int ucoll_ialltoallv(const void *sbuf, const size_t *scounts, const size_t *sdispls,
-                     void *rbuf, const size_t *rcounts, const size_t *rdispls,
-                     ucoll_dtype_t dt, ucoll_comm_t *comm, ucoll_req_t **req)
+int ucoll_ialltoallv(const void *sbuf, const size_t *scounts, const size_t *sdispls, void *rbuf,
+                     const size_t *rcounts, const size_t *rdispls, ucoll_dtype_t dt,
+                     ucoll_comm_t *comm, ucoll_req_t **req)
 {
     ucoll_coll_args_t a = {0};
     int st, p, r;
@@ -55,22 +55,22 @@ int ucoll_ialltoallv(const void *sbuf, const size_t *scounts, const size_t *sdis
         UCOLL_OK) {
         return st;
     }
-    a.coll  = UCOLL_COLL_ALLTOALLV;
-    a.dt    = dt;
+    a.coll = UCOLL_COLL_ALLTOALLV;
+    a.dt = dt;
     a.esize = ucoll_dtype_size(dt);
-    a.root  = -1;
+    a.root = -1;
     if (sbuf == UCOLL_IN_PLACE) {
         a.in_place = 1;
-        sbuf       = rbuf;
-        scounts    = rcounts;
-        sdispls    = rdispls;
+        sbuf = rbuf;
+        scounts = rcounts;
+        sdispls = rdispls;
     } else {
         if (scounts == NULL || sdispls == NULL) {
             ucoll_debug("alltoallv: scounts and sdispls are required");
             return UCOLL_ERR_ARG;
         }
-        if ((st = ucoll__check_buf(sbuf, blocks_extent(scounts, sdispls, p),
-                                   "alltoallv sbuf")) != UCOLL_OK) {
+        if ((st = ucoll__check_buf(sbuf, blocks_extent(scounts, sdispls, p), "alltoallv sbuf")) !=
+            UCOLL_OK) {
             return st;
         }
         if (scounts[r] > rcounts[r]) {
@@ -79,10 +79,10 @@ int ucoll_ialltoallv(const void *sbuf, const size_t *scounts, const size_t *sdis
             return UCOLL_ERR_TRUNCATE;
         }
     }
-    a.sbuf    = sbuf;
+    a.sbuf = sbuf;
     a.scounts = scounts;
     a.sdispls = sdispls;
-    a.rbuf    = rbuf;
+    a.rbuf = rbuf;
     a.rcounts = rcounts;
     a.rdispls = rdispls;
     return ucoll__coll_start(comm, &a, req);

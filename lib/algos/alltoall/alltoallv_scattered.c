@@ -29,8 +29,8 @@ static int alltoallv_scattered_build(ucoll_sched_t *s, const ucoll_coll_args_t *
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank;
     unsigned w = scattered_window(prm);
-    size_t es  = a->esize, extent = 0;
-    char *rb   = a->rbuf;
+    size_t es = a->esize, extent = 0;
+    char *rb = a->rbuf;
     const char *src;
     int st, i, to, from;
 
@@ -40,22 +40,21 @@ static int alltoallv_scattered_build(ucoll_sched_t *s, const ucoll_coll_args_t *
     if ((src = ucoll__alltoall_source(s, a, extent)) == NULL) {
         return UCOLL_ERR_NOMEM;
     }
-    if (!a->in_place && (st = ucoll__sched_copy_if(s, rb + a->rdispls[r] * es,
-                                                   src + a->sdispls[r] * es,
-                                                   a->scounts[r] * es)) != UCOLL_OK) {
+    if (!a->in_place &&
+        (st = ucoll__sched_copy_if(s, rb + a->rdispls[r] * es, src + a->sdispls[r] * es,
+                                   a->scounts[r] * es)) != UCOLL_OK) {
         return st;
     }
     for (i = 1; i < p; i++) {
-        to   = (r + i) % p;
+        to = (r + i) % p;
         from = (r - i + p) % p;
-        if (a->scounts[to] != 0 &&
-            (st = ucoll__sched_send(s, src + a->sdispls[to] * es, a->scounts[to] * es, to)) !=
-                UCOLL_OK) {
+        if (a->scounts[to] != 0 && (st = ucoll__sched_send(s, src + a->sdispls[to] * es,
+                                                           a->scounts[to] * es, to)) != UCOLL_OK) {
             return st;
         }
         if (a->rcounts[from] != 0 &&
-            (st = ucoll__sched_recv(s, rb + a->rdispls[from] * es, a->rcounts[from] * es,
-                                    from)) != UCOLL_OK) {
+            (st = ucoll__sched_recv(s, rb + a->rdispls[from] * es, a->rcounts[from] * es, from)) !=
+                UCOLL_OK) {
             return st;
         }
         if ((unsigned)i % w == 0 && (st = ucoll__sched_round(s)) != UCOLL_OK) {
@@ -66,9 +65,9 @@ static int alltoallv_scattered_build(ucoll_sched_t *s, const ucoll_coll_args_t *
 }
 
 const ucoll_algo_t ucoll__alltoallv_scattered = {
-    .id        = "scattered",
-    .desc      = "exchanges posted W at a time (W = radix, default 8)",
+    .id = "scattered",
+    .desc = "exchanges posted W at a time (W = radix, default 8)",
     .can_serve = NULL,
-    .cost      = alltoallv_scattered_cost,
-    .build     = alltoallv_scattered_build,
+    .cost = alltoallv_scattered_cost,
+    .build = alltoallv_scattered_build,
 };

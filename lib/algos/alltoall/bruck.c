@@ -19,11 +19,11 @@
  */
 #include "alltoall.h"
 
-static double alltoall_bruck_cost(const ucoll_coll_args_t *a, int p,
-                                  const ucoll_algo_params_t *prm, const ucoll_model_t *m)
+static double alltoall_bruck_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                                  const ucoll_model_t *m)
 {
     double bytes = (double)a->count * a->esize;
-    int lg       = ucoll__ceil_log2(p);
+    int lg = ucoll__ceil_log2(p);
 
     return lg * m->alpha + (p / 2.0) * lg * bytes * m->beta +
            (2.0 * p + (double)p * lg) * bytes * m->lambda;
@@ -31,16 +31,16 @@ static double alltoall_bruck_cost(const ucoll_coll_args_t *a, int p,
 
 /* Copy the runs of positions with bit d set between tmp and a packed
  * buffer: pack = 1 gathers them into buf, else scatters buf back. */
-static int bruck_runs(ucoll_sched_t *s, char *tmp, char *buf, int d, int p, size_t bytes,
-                      int pack, size_t *packed_p)
+static int bruck_runs(ucoll_sched_t *s, char *tmp, char *buf, int d, int p, size_t bytes, int pack,
+                      size_t *packed_p)
 {
     size_t off = 0, len;
     int j, st;
 
     for (j = d; j < p; j += 2 * d) {
         len = (size_t)UCOLL_MIN(d, p - j) * bytes;
-        st  = pack ? ucoll__sched_copy(s, buf + off, tmp + (size_t)j * bytes, len)
-                   : ucoll__sched_copy(s, tmp + (size_t)j * bytes, buf + off, len);
+        st = pack ? ucoll__sched_copy(s, buf + off, tmp + (size_t)j * bytes, len)
+                  : ucoll__sched_copy(s, tmp + (size_t)j * bytes, buf + off, len);
         if (st != UCOLL_OK) {
             return st;
         }
@@ -55,9 +55,9 @@ static int alltoall_bruck_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank;
-    size_t bytes   = a->count * a->esize;
+    size_t bytes = a->count * a->esize;
     const char *sb = a->sbuf;
-    char *rb       = a->rbuf;
+    char *rb = a->rbuf;
     char *tmp, *sendb, *recvb;
     size_t half, len;
     int st, d, j;
@@ -68,8 +68,8 @@ static int alltoall_bruck_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     if (p == 1) {
         return ucoll__sched_copy_if(s, rb, sb, bytes);
     }
-    half  = (size_t)(p / 2 + 1) * bytes; /* no pack holds more than p/2 + 1 blocks */
-    tmp   = ucoll__sched_scratch(s, (size_t)p * bytes);
+    half = (size_t)(p / 2 + 1) * bytes; /* no pack holds more than p/2 + 1 blocks */
+    tmp = ucoll__sched_scratch(s, (size_t)p * bytes);
     sendb = ucoll__sched_scratch(s, half);
     recvb = ucoll__sched_scratch(s, half);
     if (tmp == NULL || sendb == NULL || recvb == NULL) {
@@ -96,8 +96,8 @@ static int alltoall_bruck_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
         return st;
     }
     for (j = 0; j < p; j++) {
-        st = ucoll__sched_copy(s, rb + (size_t)((r - j + p) % p) * bytes,
-                               tmp + (size_t)j * bytes, bytes);
+        st = ucoll__sched_copy(s, rb + (size_t)((r - j + p) % p) * bytes, tmp + (size_t)j * bytes,
+                               bytes);
         if (st != UCOLL_OK) {
             return st;
         }
@@ -106,9 +106,9 @@ static int alltoall_bruck_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__alltoall_bruck = {
-    .id        = "bruck",
-    .desc      = "Bruck log-step exchange with local rotations (small blocks)",
+    .id = "bruck",
+    .desc = "Bruck log-step exchange with local rotations (small blocks)",
     .can_serve = NULL,
-    .cost      = alltoall_bruck_cost,
-    .build     = alltoall_bruck_build,
+    .cost = alltoall_bruck_cost,
+    .build = alltoall_bruck_build,
 };

@@ -24,9 +24,9 @@ static int alltoall_pairwise_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank;
-    int pow2     = ucoll__is_pow2(p);
+    int pow2 = ucoll__is_pow2(p);
     size_t bytes = a->count * a->esize;
-    char *rb     = a->rbuf;
+    char *rb = a->rbuf;
     const char *src;
     int st, i, to, from;
 
@@ -36,12 +36,12 @@ static int alltoall_pairwise_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     if ((src = ucoll__alltoall_source(s, a, (size_t)p * bytes)) == NULL) {
         return UCOLL_ERR_NOMEM;
     }
-    if (!a->in_place && (st = ucoll__sched_copy(s, rb + (size_t)r * bytes,
-                                                src + (size_t)r * bytes, bytes)) != UCOLL_OK) {
+    if (!a->in_place && (st = ucoll__sched_copy(s, rb + (size_t)r * bytes, src + (size_t)r * bytes,
+                                                bytes)) != UCOLL_OK) {
         return st;
     }
     for (i = 1; i < p; i++) {
-        to   = pow2 ? (r ^ i) : (r + i) % p;
+        to = pow2 ? (r ^ i) : (r + i) % p;
         from = pow2 ? (r ^ i) : (r - i + p) % p;
         if ((st = ucoll__sched_send(s, src + (size_t)to * bytes, bytes, to)) != UCOLL_OK ||
             (st = ucoll__sched_recv(s, rb + (size_t)from * bytes, bytes, from)) != UCOLL_OK ||
@@ -53,9 +53,9 @@ static int alltoall_pairwise_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__alltoall_pairwise = {
-    .id        = "pairwise",
-    .desc      = "p-1 pairwise exchanges (XOR partners for a power of two)",
+    .id = "pairwise",
+    .desc = "p-1 pairwise exchanges (XOR partners for a power of two)",
     .can_serve = NULL,
-    .cost      = alltoall_pairwise_cost,
-    .build     = alltoall_pairwise_build,
+    .cost = alltoall_pairwise_cost,
+    .build = alltoall_pairwise_build,
 };

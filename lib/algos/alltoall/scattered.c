@@ -32,9 +32,9 @@ static int alltoall_scattered_build(ucoll_sched_t *s, const ucoll_coll_args_t *a
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank;
-    unsigned w   = scattered_window(prm);
+    unsigned w = scattered_window(prm);
     size_t bytes = a->count * a->esize;
-    char *rb     = a->rbuf;
+    char *rb = a->rbuf;
     const char *src;
     int st, i, to, from;
 
@@ -44,12 +44,12 @@ static int alltoall_scattered_build(ucoll_sched_t *s, const ucoll_coll_args_t *a
     if ((src = ucoll__alltoall_source(s, a, (size_t)p * bytes)) == NULL) {
         return UCOLL_ERR_NOMEM;
     }
-    if (!a->in_place && (st = ucoll__sched_copy(s, rb + (size_t)r * bytes,
-                                                src + (size_t)r * bytes, bytes)) != UCOLL_OK) {
+    if (!a->in_place && (st = ucoll__sched_copy(s, rb + (size_t)r * bytes, src + (size_t)r * bytes,
+                                                bytes)) != UCOLL_OK) {
         return st;
     }
     for (i = 1; i < p; i++) {
-        to   = (r + i) % p;
+        to = (r + i) % p;
         from = (r - i + p) % p;
         if ((st = ucoll__sched_send(s, src + (size_t)to * bytes, bytes, to)) != UCOLL_OK ||
             (st = ucoll__sched_recv(s, rb + (size_t)from * bytes, bytes, from)) != UCOLL_OK) {
@@ -63,9 +63,9 @@ static int alltoall_scattered_build(ucoll_sched_t *s, const ucoll_coll_args_t *a
 }
 
 const ucoll_algo_t ucoll__alltoall_scattered = {
-    .id        = "scattered",
-    .desc      = "exchanges posted W at a time (W = radix, default 8)",
+    .id = "scattered",
+    .desc = "exchanges posted W at a time (W = radix, default 8)",
     .can_serve = NULL,
-    .cost      = alltoall_scattered_cost,
-    .build     = alltoall_scattered_build,
+    .cost = alltoall_scattered_cost,
+    .build = alltoall_scattered_build,
 };

@@ -4,12 +4,8 @@
 #include "barrier.h"
 
 const ucoll_algo_t *const ucoll__barrier_algos[] = {
-    &ucoll__barrier_dissemination,
-    &ucoll__barrier_tree,
-    &ucoll__barrier_linear,
-    &ucoll__barrier_rdbl,
-    &ucoll__barrier_knomial,
-    NULL,
+    &ucoll__barrier_dissemination, &ucoll__barrier_tree,    &ucoll__barrier_linear,
+    &ucoll__barrier_rdbl,          &ucoll__barrier_knomial, NULL,
 };
 
 int ucoll_ibarrier(ucoll_comm_t *comm, ucoll_req_t **req)
@@ -24,8 +20,8 @@ int ucoll_ibarrier(ucoll_comm_t *comm, ucoll_req_t **req)
         ucoll_debug("barrier: NULL request pointer");
         return UCOLL_ERR_ARG;
     }
-    a.coll  = UCOLL_COLL_BARRIER;
-    a.dt    = UCOLL_BYTE;
+    a.coll = UCOLL_COLL_BARRIER;
+    a.dt = UCOLL_BYTE;
     a.esize = 1;
     return ucoll__coll_start(comm, &a, req);
 }

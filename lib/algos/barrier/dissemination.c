@@ -10,8 +10,8 @@
  */
 #include "barrier.h"
 
-static double dissemination_cost(const ucoll_coll_args_t *a, int p,
-                                 const ucoll_algo_params_t *prm, const ucoll_model_t *m)
+static double dissemination_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                                 const ucoll_model_t *m)
 {
     return ucoll__ceil_log2(p) * m->alpha;
 }
@@ -25,8 +25,7 @@ static int dissemination_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 
     for (int d = 1; d < p; d *= 2) {
         if ((st = ucoll__sched_send(s, NULL, 0, (r + d) % p)) ||
-            (st = ucoll__sched_recv(s, NULL, 0, (r - d + p) % p)) ||
-            (st = ucoll__sched_round(s))) {
+            (st = ucoll__sched_recv(s, NULL, 0, (r - d + p) % p)) || (st = ucoll__sched_round(s))) {
             return st;
         }
     }
@@ -34,8 +33,8 @@ static int dissemination_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__barrier_dissemination = {
-    .id    = "dissemination",
-    .desc  = "round k: signal rank+2^k, hear from rank-2^k; any p",
-    .cost  = dissemination_cost,
+    .id = "dissemination",
+    .desc = "round k: signal rank+2^k, hear from rank-2^k; any p",
+    .cost = dissemination_cost,
     .build = dissemination_build,
 };

@@ -49,8 +49,8 @@ static int knomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__barrier_knomial = {
-    .id    = "knomial",
-    .desc  = "radix-k dissemination (UCOLL_RADIX, default 4)",
-    .cost  = knomial_cost,
+    .id = "knomial",
+    .desc = "radix-k dissemination (UCOLL_RADIX, default 4)",
+    .cost = knomial_cost,
     .build = knomial_build,
 };

@@ -42,8 +42,8 @@ static int linear_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__barrier_linear = {
-    .id    = "linear",
-    .desc  = "fan-in to rank 0 and fan-out, one message per rank",
-    .cost  = linear_cost,
+    .id = "linear",
+    .desc = "fan-in to rank 0 and fan-out, one message per rank",
+    .cost = linear_cost,
     .build = linear_build,
 };

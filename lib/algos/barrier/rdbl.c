@@ -23,8 +23,7 @@ static int map_rank(int nr, const void *arg)
     return ucoll__rd_rank(arg, nr);
 }
 
-static int rdbl_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
-                      const ucoll_algo_params_t *prm)
+static int rdbl_build(ucoll_sched_t *s, const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm)
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank;
@@ -56,8 +55,8 @@ static int rdbl_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__barrier_rdbl = {
-    .id    = "rdbl",
-    .desc  = "recursive doubling, extra ranks folded in and out",
-    .cost  = rdbl_cost,
+    .id = "rdbl",
+    .desc = "recursive doubling, extra ranks folded in and out",
+    .cost = rdbl_cost,
     .build = rdbl_build,
 };

@@ -15,12 +15,11 @@ static double tree_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_para
     return 2 * ucoll__ceil_log2(p) * m->alpha;
 }
 
-static int tree_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
-                      const ucoll_algo_params_t *prm)
+static int tree_build(ucoll_sched_t *s, const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm)
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank;
-    int span   = ucoll__binomial_span(r, p);
+    int span = ucoll__binomial_span(r, p);
     int parent = ucoll__binomial_parent(r);
     int st;
 
@@ -47,8 +46,8 @@ static int tree_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__barrier_tree = {
-    .id    = "tree",
-    .desc  = "binomial fan-in to rank 0, then fan-out",
-    .cost  = tree_cost,
+    .id = "tree",
+    .desc = "binomial fan-in to rank 0, then fan-out",
+    .cost = tree_cost,
     .build = tree_build,
 };

@@ -92,13 +92,13 @@ int ucoll_ibcast(void *buf, size_t count, ucoll_dtype_t dt, int root, ucoll_comm
         ucoll_debug("bcast: buf cannot be UCOLL_IN_PLACE");
         return UCOLL_ERR_ARG;
     }
-    a.coll  = UCOLL_COLL_BCAST;
-    a.sbuf  = buf;
-    a.rbuf  = buf;
+    a.coll = UCOLL_COLL_BCAST;
+    a.sbuf = buf;
+    a.rbuf = buf;
     a.count = count;
-    a.dt    = dt;
+    a.dt = dt;
     a.esize = ucoll_dtype_size(dt);
-    a.root  = root;
+    a.root = root;
     return ucoll__coll_start(comm, &a, req);
 }
 

@@ -31,8 +31,8 @@ int ucoll__bcast_tree_steps(ucoll_sched_t *s, char *buf, size_t bytes, size_t se
 /* Binomial scatter of the p2 byte blocks of buf (block partition) among
  * sranks 0..p2-1 of a communicator of p ranks: srank sr ends up holding the
  * blocks of its subtree. */
-int ucoll__bcast_scatter_steps(ucoll_sched_t *s, char *buf, size_t bytes, int sr, int p2,
-                               int root, int p);
+int ucoll__bcast_scatter_steps(ucoll_sched_t *s, char *buf, size_t bytes, int sr, int p2, int root,
+                               int p);
 
 /* Segment size for a pipelined broadcast of m bytes over a path of depth
  * hops: prm->seg_size when set, else s* = sqrt(m·α / (depth·β)) clamped to

@@ -19,7 +19,7 @@ int ucoll__bcast_binomial_steps(ucoll_sched_t *s, void *buf, size_t bytes, int r
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size;
-    int sr   = ucoll__srank(comm->rank, root, p);
+    int sr = ucoll__srank(comm->rank, root, p);
     int span = ucoll__binomial_span(sr, p);
     int st;
 
@@ -30,7 +30,8 @@ int ucoll__bcast_binomial_steps(ucoll_sched_t *s, void *buf, size_t bytes, int r
         }
     }
     for (int d = span / 2; d >= 1; d /= 2) {
-        if (sr + d < p && (st = ucoll__sched_send(s, buf, bytes, ucoll__rank_of(sr + d, root, p)))) {
+        if (sr + d < p &&
+            (st = ucoll__sched_send(s, buf, bytes, ucoll__rank_of(sr + d, root, p)))) {
             return st;
         }
     }
@@ -46,8 +47,8 @@ static int binomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__bcast_binomial = {
-    .id    = "binomial",
-    .desc  = "binomial tree, largest subtree first",
-    .cost  = binomial_cost,
+    .id = "binomial",
+    .desc = "binomial tree, largest subtree first",
+    .cost = binomial_cost,
     .build = binomial_build,
 };

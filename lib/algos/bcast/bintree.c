@@ -25,12 +25,12 @@ static double bintree_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_p
     return 2 * depth(p) * (m->alpha + (double)a->count * a->esize * m->beta);
 }
 
-static double pipe_bintree_cost(const ucoll_coll_args_t *a, int p,
-                                const ucoll_algo_params_t *prm, const ucoll_model_t *m)
+static double pipe_bintree_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                                const ucoll_model_t *m)
 {
     size_t bytes = a->count * a->esize;
-    size_t seg   = ucoll__pipeline_seg(prm, bytes, 2 * depth(p));
-    double n     = (double)((bytes + seg - 1) / seg);
+    size_t seg = ucoll__pipeline_seg(prm, bytes, 2 * depth(p));
+    double n = (double)((bytes + seg - 1) / seg);
 
     if (p == 1) {
         return 0;
@@ -72,15 +72,15 @@ static int pipe_bintree_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__bcast_bintree = {
-    .id    = "bintree",
-    .desc  = "complete binary tree, level order, whole message",
-    .cost  = bintree_cost,
+    .id = "bintree",
+    .desc = "complete binary tree, level order, whole message",
+    .cost = bintree_cost,
     .build = bintree_build,
 };
 
 const ucoll_algo_t ucoll__bcast_pipe_bintree = {
-    .id    = "pipe_bintree",
-    .desc  = "complete binary tree, segmented",
-    .cost  = pipe_bintree_cost,
+    .id = "pipe_bintree",
+    .desc = "complete binary tree, segmented",
+    .cost = pipe_bintree_cost,
     .build = pipe_bintree_build,
 };

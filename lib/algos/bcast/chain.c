@@ -18,9 +18,9 @@ static double pipeline_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_
                             const ucoll_model_t *m)
 {
     size_t bytes = a->count * a->esize;
-    size_t seg   = ucoll__pipeline_seg(prm, bytes, p - 2);
-    double n     = (double)((bytes + seg - 1) / seg);
-    double s     = (double)UCOLL_MIN(seg, bytes);
+    size_t seg = ucoll__pipeline_seg(prm, bytes, p - 2);
+    double n = (double)((bytes + seg - 1) / seg);
+    double s = (double)UCOLL_MIN(seg, bytes);
 
     if (p == 1) {
         return 0;
@@ -34,14 +34,13 @@ static int chain_steps(ucoll_sched_t *s, const ucoll_coll_args_t *a, size_t seg)
     int p = comm->size;
     int sr = ucoll__srank(comm->rank, a->root, p);
     int parent = (sr == 0) ? -1 : ucoll__rank_of(sr - 1, a->root, p);
-    int child  = ucoll__rank_of(sr + 1, a->root, p);
+    int child = ucoll__rank_of(sr + 1, a->root, p);
 
     return ucoll__bcast_tree_steps(s, a->rbuf, a->count * a->esize, seg, parent, &child,
                                    sr + 1 < p ? 1 : 0);
 }
 
-static int chain_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
-                       const ucoll_algo_params_t *prm)
+static int chain_build(ucoll_sched_t *s, const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm)
 {
     size_t bytes = a->count * a->esize;
 
@@ -54,20 +53,19 @@ static int pipeline_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     size_t bytes = a->count * a->esize;
 
-    return bytes ? chain_steps(s, a, ucoll__pipeline_seg(prm, bytes, comm->size - 2))
-                 : UCOLL_OK;
+    return bytes ? chain_steps(s, a, ucoll__pipeline_seg(prm, bytes, comm->size - 2)) : UCOLL_OK;
 }
 
 const ucoll_algo_t ucoll__bcast_chain = {
-    .id    = "chain",
-    .desc  = "chain of ranks, whole message",
-    .cost  = chain_cost,
+    .id = "chain",
+    .desc = "chain of ranks, whole message",
+    .cost = chain_cost,
     .build = chain_build,
 };
 
 const ucoll_algo_t ucoll__bcast_pipeline = {
-    .id    = "pipeline",
-    .desc  = "segmented chain (UCOLL_SEGMENT_SIZE, default from the model)",
-    .cost  = pipeline_cost,
+    .id = "pipeline",
+    .desc = "segmented chain (UCOLL_SEGMENT_SIZE, default from the model)",
+    .cost = pipeline_cost,
     .build = pipeline_build,
 };

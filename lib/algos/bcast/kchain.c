@@ -31,7 +31,7 @@ static double kchain_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_pa
     }
     for (int j = 0; j < k; j++) {
         int len = (p - 1) / k + (j < (p - 1) % k ? 1 : 0);
-        worst   = UCOLL_MAX(worst, j + len);
+        worst = UCOLL_MAX(worst, j + len);
     }
     return worst * (m->alpha + (double)a->count * a->esize * m->beta);
 }
@@ -41,7 +41,7 @@ static int kchain_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, k = nchains(prm, p);
-    int sr       = ucoll__srank(comm->rank, a->root, p);
+    int sr = ucoll__srank(comm->rank, a->root, p);
     size_t bytes = a->count * a->esize;
     int q = (p - 1) / k, r = (p - 1) % k;
     int st;
@@ -61,9 +61,9 @@ static int kchain_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     {
         /* chain j holds sranks [start_j, start_j + len_j) */
         int i = sr - 1, j, start, len;
-        j     = (i < r * (q + 1)) ? i / (q + 1) : r + (i - r * (q + 1)) / q;
+        j = (i < r * (q + 1)) ? i / (q + 1) : r + (i - r * (q + 1)) / q;
         start = 1 + j * q + UCOLL_MIN(j, r);
-        len   = q + (j < r ? 1 : 0);
+        len = q + (j < r ? 1 : 0);
         if ((st = ucoll__sched_recv(s, a->rbuf, bytes,
                                     ucoll__rank_of(sr == start ? 0 : sr - 1, a->root, p))) ||
             (st = ucoll__sched_round(s))) {
@@ -77,8 +77,8 @@ static int kchain_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__bcast_kchain = {
-    .id    = "kchain",
-    .desc  = "k parallel chains fed by the root (UCOLL_RADIX, default sqrt(p-1))",
-    .cost  = kchain_cost,
+    .id = "kchain",
+    .desc = "k parallel chains fed by the root (UCOLL_RADIX, default sqrt(p-1))",
+    .cost = kchain_cost,
     .build = kchain_build,
 };

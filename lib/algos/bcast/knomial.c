@@ -27,7 +27,7 @@ static int knomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, k = radix(prm);
-    int sr       = ucoll__srank(comm->rank, a->root, p);
+    int sr = ucoll__srank(comm->rank, a->root, p);
     size_t bytes = a->count * a->esize;
     int *children, n, st = UCOLL_OK;
 
@@ -56,8 +56,8 @@ out:
 }
 
 const ucoll_algo_t ucoll__bcast_knomial = {
-    .id    = "knomial",
-    .desc  = "k-nomial tree (UCOLL_RADIX, default 4)",
-    .cost  = knomial_cost,
+    .id = "knomial",
+    .desc = "k-nomial tree (UCOLL_RADIX, default 4)",
+    .cost = knomial_cost,
     .build = knomial_build,
 };

@@ -35,8 +35,8 @@ static int linear_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__bcast_linear = {
-    .id    = "linear",
-    .desc  = "root sends to every rank in turn",
-    .cost  = linear_cost,
+    .id = "linear",
+    .desc = "root sends to every rank in turn",
+    .cost = linear_cost,
     .build = linear_build,
 };

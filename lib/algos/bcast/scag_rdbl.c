@@ -16,7 +16,7 @@ static double scag_rdbl_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo
                              const ucoll_model_t *m)
 {
     double bytes = (double)a->count * a->esize;
-    int p2       = ucoll__floor_pow2(p);
+    int p2 = ucoll__floor_pow2(p);
     double t = 2 * ucoll__ceil_log2(p2) * m->alpha + 2.0 * (p2 - 1) / p2 * bytes * m->beta;
 
     return t + (p != p2 ? m->alpha + bytes * m->beta : 0);
@@ -38,9 +38,9 @@ static int scag_rdbl_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, p2 = ucoll__floor_pow2(p);
-    int sr       = ucoll__srank(comm->rank, a->root, p);
+    int sr = ucoll__srank(comm->rank, a->root, p);
     size_t bytes = a->count * a->esize;
-    char *buf    = a->rbuf;
+    char *buf = a->rbuf;
     map_arg_t ma = {a->root, p};
     ucoll_rd_t rd = {p2, 0, sr};
     size_t *goff;
@@ -71,8 +71,8 @@ static int scag_rdbl_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__bcast_scag_rdbl = {
-    .id    = "scag_rdbl",
-    .desc  = "binomial scatter, then recursive-doubling allgather",
-    .cost  = scag_rdbl_cost,
+    .id = "scag_rdbl",
+    .desc = "binomial scatter, then recursive-doubling allgather",
+    .cost = scag_rdbl_cost,
     .build = scag_rdbl_build,
 };

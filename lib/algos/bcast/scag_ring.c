@@ -20,19 +20,19 @@ static double scag_ring_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo
     return (ucoll__ceil_log2(p) + p - 1) * m->alpha + 2.0 * (p - 1) / p * bytes * m->beta;
 }
 
-
-int ucoll__bcast_scatter_steps(ucoll_sched_t *s, char *buf, size_t bytes, int sr, int p2,
-                               int root, int p)
+int ucoll__bcast_scatter_steps(ucoll_sched_t *s, char *buf, size_t bytes, int sr, int p2, int root,
+                               int p)
 {
     int span = ucoll__binomial_span(sr, p2);
     int st;
 
     if (sr != 0) {
-        int n      = ucoll__binomial_size(sr, p2);
-        size_t lo  = ucoll__block_offset(bytes, p2, sr);
-        size_t hi  = ucoll__block_offset(bytes, p2, sr + n);
+        int n = ucoll__binomial_size(sr, p2);
+        size_t lo = ucoll__block_offset(bytes, p2, sr);
+        size_t hi = ucoll__block_offset(bytes, p2, sr + n);
         int parent = ucoll__rank_of(ucoll__binomial_parent(sr), root, p);
-        if ((st = ucoll__sched_recv(s, buf + lo, hi - lo, parent)) || (st = ucoll__sched_round(s))) {
+        if ((st = ucoll__sched_recv(s, buf + lo, hi - lo, parent)) ||
+            (st = ucoll__sched_round(s))) {
             return st;
         }
     }
@@ -56,9 +56,9 @@ static int scag_ring_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size;
-    int sr       = ucoll__srank(comm->rank, a->root, p);
+    int sr = ucoll__srank(comm->rank, a->root, p);
     size_t bytes = a->count * a->esize;
-    char *buf    = a->rbuf;
+    char *buf = a->rbuf;
     int next = ucoll__rank_of((sr + 1) % p, a->root, p);
     int prev = ucoll__rank_of((sr - 1 + p) % p, a->root, p);
     int st;
@@ -82,8 +82,8 @@ static int scag_ring_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__bcast_scag_ring = {
-    .id    = "scag_ring",
-    .desc  = "binomial scatter, then ring allgather",
-    .cost  = scag_ring_cost,
+    .id = "scag_ring",
+    .desc = "binomial scatter, then ring allgather",
+    .cost = scag_ring_cost,
     .build = scag_ring_build,
 };

@@ -23,7 +23,7 @@ static double gather_binomial_cost(const ucoll_coll_args_t *a, int p,
                                    const ucoll_algo_params_t *prm, const ucoll_model_t *m)
 {
     double bytes = (double)a->count * a->esize;
-    double t     = ucoll__ceil_log2(p) * m->alpha + (p - 1) * bytes * m->beta;
+    double t = ucoll__ceil_log2(p) * m->alpha + (p - 1) * bytes * m->beta;
 
     if (a->root != 0) {
         t += bytes * p * m->lambda;
@@ -33,12 +33,11 @@ static double gather_binomial_cost(const ucoll_coll_args_t *a, int p,
 
 /* The root: children's subtrees go straight into rbuf, except one that
  * straddles the wrap of rank order, which goes through scratch. */
-static int gather_binomial_root(ucoll_sched_t *s, const ucoll_coll_args_t *a, int p,
-                                size_t bytes)
+static int gather_binomial_root(ucoll_sched_t *s, const ucoll_coll_args_t *a, int p, size_t bytes)
 {
-    int root  = a->root;
-    int span  = ucoll__binomial_span(0, p);
-    char *rb  = a->rbuf;
+    int root = a->root;
+    int span = ucoll__binomial_span(0, p);
+    char *rb = a->rbuf;
     char *tmp = NULL;
     int wrap_lo = 0, wrap_n = 0;
     int mask, n, first, st;
@@ -51,7 +50,7 @@ static int gather_binomial_root(ucoll_sched_t *s, const ucoll_coll_args_t *a, in
         if (mask >= p) {
             continue;
         }
-        n     = UCOLL_MIN(mask, p - mask);
+        n = UCOLL_MIN(mask, p - mask);
         first = mask + root; /* rank of the child, before wrapping */
         if (first < p && first + n > p) {
             tmp = ucoll__sched_scratch(s, (size_t)n * bytes);
@@ -59,8 +58,8 @@ static int gather_binomial_root(ucoll_sched_t *s, const ucoll_coll_args_t *a, in
                 return UCOLL_ERR_NOMEM;
             }
             wrap_lo = mask;
-            wrap_n  = n;
-            st      = ucoll__sched_recv(s, tmp, (size_t)n * bytes, first);
+            wrap_n = n;
+            st = ucoll__sched_recv(s, tmp, (size_t)n * bytes, first);
         } else {
             st = ucoll__sched_recv(s, rb + (size_t)(first % p) * bytes, (size_t)n * bytes,
                                    first % p);
@@ -75,10 +74,10 @@ static int gather_binomial_root(ucoll_sched_t *s, const ucoll_coll_args_t *a, in
         size_t head = (size_t)(p - root - wrap_lo);
 
         if ((st = ucoll__sched_round(s)) != UCOLL_OK ||
-            (st = ucoll__sched_copy(s, rb + (size_t)(wrap_lo + root) * bytes, tmp,
-                                    head * bytes)) != UCOLL_OK ||
-            (st = ucoll__sched_copy(s, rb, tmp + head * bytes,
-                                    (wrap_n - head) * bytes)) != UCOLL_OK) {
+            (st = ucoll__sched_copy(s, rb + (size_t)(wrap_lo + root) * bytes, tmp, head * bytes)) !=
+                UCOLL_OK ||
+            (st = ucoll__sched_copy(s, rb, tmp + head * bytes, (wrap_n - head) * bytes)) !=
+                UCOLL_OK) {
             return st;
         }
     }
@@ -89,9 +88,9 @@ static int gather_binomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
                                  const ucoll_algo_params_t *prm)
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
-    int p              = comm->size;
-    int sr             = ucoll__srank(comm->rank, a->root, p);
-    size_t bytes       = a->count * a->esize;
+    int p = comm->size;
+    int sr = ucoll__srank(comm->rank, a->root, p);
+    size_t bytes = a->count * a->esize;
     int span, n, mask, parent, st;
     char *buf;
 
@@ -101,8 +100,8 @@ static int gather_binomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     if (sr == 0) {
         return gather_binomial_root(s, a, p, bytes);
     }
-    span   = ucoll__binomial_span(sr, p);
-    n      = UCOLL_MIN(span, p - sr);
+    span = ucoll__binomial_span(sr, p);
+    n = UCOLL_MIN(span, p - sr);
     parent = ucoll__rank_of(sr - span, a->root, p);
     if (n == 1) {
         return ucoll__sched_send(s, a->sbuf, bytes, parent);
@@ -132,9 +131,9 @@ static int gather_binomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__gather_binomial = {
-    .id        = "binomial",
-    .desc      = "binomial tree, subtrees forwarded whole",
+    .id = "binomial",
+    .desc = "binomial tree, subtrees forwarded whole",
     .can_serve = NULL,
-    .cost      = gather_binomial_cost,
-    .build     = gather_binomial_build,
+    .cost = gather_binomial_cost,
+    .build = gather_binomial_build,
 };

@@ -31,11 +31,11 @@ int ucoll_igather(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, 
         ucoll_debug("gather: root %d not in [0, %d)", root, comm->size);
         return UCOLL_ERR_ARG;
     }
-    a.coll  = UCOLL_COLL_GATHER;
+    a.coll = UCOLL_COLL_GATHER;
     a.count = count;
-    a.dt    = dt;
+    a.dt = dt;
     a.esize = ucoll_dtype_size(dt);
-    a.root  = root;
+    a.root = root;
     if (count > SIZE_MAX / a.esize / (size_t)comm->size) {
         ucoll_debug("gather: count %zu times %d ranks overflows", count, comm->size);
         return UCOLL_ERR_ARG;
@@ -51,7 +51,7 @@ int ucoll_igather(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, 
         a.rbuf = rbuf;
         if (sbuf == UCOLL_IN_PLACE) {
             a.in_place = 1;
-            a.sbuf     = (char *)rbuf + (size_t)root * count * a.esize;
+            a.sbuf = (char *)rbuf + (size_t)root * count * a.esize;
         } else if ((st = ucoll__check_buf(sbuf, count, "gather sbuf")) != UCOLL_OK) {
             return st;
         } else {

@@ -33,10 +33,10 @@ int ucoll_igatherv(const void *sbuf, size_t scount, void *rbuf, const size_t *rc
         ucoll_debug("gatherv: root %d not in [0, %d)", root, comm->size);
         return UCOLL_ERR_ARG;
     }
-    a.coll  = UCOLL_COLL_GATHERV;
-    a.dt    = dt;
+    a.coll = UCOLL_COLL_GATHERV;
+    a.dt = dt;
     a.esize = ucoll_dtype_size(dt);
-    a.root  = root;
+    a.root = root;
     if (comm->rank == root) {
         if (rcounts == NULL || displs == NULL) {
             ucoll_debug("gatherv: rcounts and displs are required at the root");
@@ -54,8 +54,8 @@ int ucoll_igatherv(const void *sbuf, size_t scount, void *rbuf, const size_t *rc
         }
         if (sbuf == UCOLL_IN_PLACE) {
             a.in_place = 1;
-            sbuf       = (char *)rbuf + displs[root] * a.esize;
-            scount     = rcounts[root];
+            sbuf = (char *)rbuf + displs[root] * a.esize;
+            scount = rcounts[root];
         } else if ((st = ucoll__check_buf(sbuf, scount, "gatherv sbuf")) != UCOLL_OK) {
             return st;
         } else if (scount > rcounts[root]) {
@@ -63,7 +63,7 @@ int ucoll_igatherv(const void *sbuf, size_t scount, void *rbuf, const size_t *rc
                         rcounts[root]);
             return UCOLL_ERR_TRUNCATE;
         }
-        a.rbuf    = rbuf;
+        a.rbuf = rbuf;
         a.rcounts = rcounts;
         a.rdispls = displs;
     } else {
@@ -75,7 +75,7 @@ int ucoll_igatherv(const void *sbuf, size_t scount, void *rbuf, const size_t *rc
             return st;
         }
     }
-    a.sbuf   = sbuf;
+    a.sbuf = sbuf;
     a.scount = scount;
     return ucoll__coll_start(comm, &a, req);
 }

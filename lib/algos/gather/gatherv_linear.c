@@ -10,8 +10,8 @@
  */
 #include "gather.h"
 
-static double gatherv_linear_cost(const ucoll_coll_args_t *a, int p,
-                                  const ucoll_algo_params_t *prm, const ucoll_model_t *m)
+static double gatherv_linear_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                                  const ucoll_model_t *m)
 {
     double bytes = (double)a->count * a->esize;
 
@@ -22,13 +22,12 @@ static int gatherv_linear_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
                                 const ucoll_algo_params_t *prm)
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
-    size_t es          = a->esize;
-    char *rb           = a->rbuf;
+    size_t es = a->esize;
+    char *rb = a->rbuf;
     int st, i;
 
     if (comm->rank != a->root) {
-        return (a->scount == 0) ? UCOLL_OK
-                                : ucoll__sched_send(s, a->sbuf, a->scount * es, a->root);
+        return (a->scount == 0) ? UCOLL_OK : ucoll__sched_send(s, a->sbuf, a->scount * es, a->root);
     }
     for (i = 0; i < comm->size; i++) {
         if (i == a->root) {
@@ -46,9 +45,9 @@ static int gatherv_linear_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__gatherv_linear = {
-    .id        = "linear",
-    .desc      = "root receives every block directly",
+    .id = "linear",
+    .desc = "root receives every block directly",
     .can_serve = NULL,
-    .cost      = gatherv_linear_cost,
-    .build     = gatherv_linear_build,
+    .cost = gatherv_linear_cost,
+    .build = gatherv_linear_build,
 };

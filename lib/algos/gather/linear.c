@@ -9,8 +9,8 @@
  */
 #include "gather.h"
 
-static double gather_linear_cost(const ucoll_coll_args_t *a, int p,
-                                 const ucoll_algo_params_t *prm, const ucoll_model_t *m)
+static double gather_linear_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                                 const ucoll_model_t *m)
 {
     double bytes = (double)a->count * a->esize;
 
@@ -21,7 +21,7 @@ static int gather_linear_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
                                const ucoll_algo_params_t *prm)
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
-    size_t bytes       = a->count * a->esize;
+    size_t bytes = a->count * a->esize;
     int st, i;
 
     if (bytes == 0) {
@@ -44,9 +44,9 @@ static int gather_linear_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__gather_linear = {
-    .id        = "linear",
-    .desc      = "root receives every block directly",
+    .id = "linear",
+    .desc = "root receives every block directly",
     .can_serve = NULL,
-    .cost      = gather_linear_cost,
-    .build     = gather_linear_build,
+    .cost = gather_linear_cost,
+    .build = gather_linear_build,
 };

@@ -24,11 +24,11 @@ static int binomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size;
-    int sr       = ucoll__srank(comm->rank, a->root, p);
-    int span     = ucoll__binomial_span(sr, p);
+    int sr = ucoll__srank(comm->rank, a->root, p);
+    int span = ucoll__binomial_span(sr, p);
     size_t bytes = a->count * a->esize;
     const char *acc = a->sbuf;
-    char *tmp       = NULL;
+    char *tmp = NULL;
     int st;
 
     if (bytes == 0) {
@@ -59,8 +59,8 @@ static int binomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__reduce_binomial = {
-    .id    = "binomial",
-    .desc  = "binomial tree, nearest child first",
-    .cost  = binomial_cost,
+    .id = "binomial",
+    .desc = "binomial tree, nearest child first",
+    .cost = binomial_cost,
     .build = binomial_build,
 };

@@ -39,7 +39,7 @@ static void inorder_node(int r, int p, int *parent, int *left, int *right)
             lo = mid + 1;
         }
     }
-    *left  = (lo < mid) ? lo + (mid - lo) / 2 : -1;
+    *left = (lo < mid) ? lo + (mid - lo) / 2 : -1;
     *right = (mid + 1 < hi) ? mid + 1 + (hi - mid - 1) / 2 : -1;
 }
 
@@ -48,7 +48,7 @@ static int inorder_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank;
-    size_t bytes    = a->count * a->esize;
+    size_t bytes = a->count * a->esize;
     const char *res = a->sbuf;
     char *tl = NULL, *tr = NULL, *acc;
     int parent, left, right, troot, st;
@@ -99,8 +99,8 @@ static int inorder_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__reduce_inorder_bintree = {
-    .id    = "inorder_bintree",
-    .desc  = "in-order binary tree, keeps rank order",
-    .cost  = inorder_cost,
+    .id = "inorder_bintree",
+    .desc = "in-order binary tree, keeps rank order",
+    .cost = inorder_cost,
     .build = inorder_build,
 };

@@ -20,7 +20,7 @@ static int linear_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank, root = a->root;
-    size_t bytes    = a->count * a->esize;
+    size_t bytes = a->count * a->esize;
     const char *own = a->sbuf;
     char *acc = a->rbuf, *tmp;
     int st;
@@ -70,8 +70,8 @@ static int linear_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__reduce_linear = {
-    .id    = "linear",
-    .desc  = "root receives and combines every vector in rank order",
-    .cost  = linear_cost,
+    .id = "linear",
+    .desc = "root receives and combines every vector in rank order",
+    .cost = linear_cost,
     .build = linear_build,
 };

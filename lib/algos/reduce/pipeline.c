@@ -21,8 +21,8 @@ static double pipeline_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_
                             const ucoll_model_t *m)
 {
     size_t seg = seg_elems(a, prm, p);
-    double n   = (double)((a->count + seg - 1) / seg);
-    double sb  = (double)UCOLL_MIN(seg, a->count) * a->esize;
+    double n = (double)((a->count + seg - 1) / seg);
+    double sb = (double)UCOLL_MIN(seg, a->count) * a->esize;
 
     if (p == 1) {
         return 0;
@@ -35,10 +35,10 @@ static int pipeline_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size;
-    int sr         = ucoll__srank(comm->rank, a->root, p);
-    size_t es      = a->esize, count = a->count;
-    size_t seg     = seg_elems(a, prm, p);
-    size_t n       = (count + seg - 1) / seg;
+    int sr = ucoll__srank(comm->rank, a->root, p);
+    size_t es = a->esize, count = a->count;
+    size_t seg = seg_elems(a, prm, p);
+    size_t n = (count + seg - 1) / seg;
     const char *in = a->sbuf;
     int prev = ucoll__rank_of(sr + 1, a->root, p); /* upstream: sends to us */
     int next = ucoll__rank_of(sr - 1, a->root, p);
@@ -69,8 +69,8 @@ static int pipeline_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     for (size_t j = 0; j <= n; j++) {
         if (j > 0) {
             size_t lo = (j - 1) * seg, len = UCOLL_MIN(seg, count - lo);
-            if ((st = ucoll__sched_reduce(s, acc + lo * es, in + lo * es, tmp, len, a->dt,
-                                          a->op))) {
+            if ((st =
+                     ucoll__sched_reduce(s, acc + lo * es, in + lo * es, tmp, len, a->dt, a->op))) {
                 return st;
             }
             if (sr != 0 && (st = ucoll__sched_send(s, acc + lo * es, len * es, next))) {
@@ -91,8 +91,8 @@ static int pipeline_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__reduce_pipeline = {
-    .id    = "pipeline",
-    .desc  = "segmented chain towards the root",
-    .cost  = pipeline_cost,
+    .id = "pipeline",
+    .desc = "segmented chain towards the root",
+    .cost = pipeline_cost,
     .build = pipeline_build,
 };

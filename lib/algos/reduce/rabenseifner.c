@@ -18,20 +18,20 @@
  */
 #include "reduce.h"
 
-static double rabenseifner_cost(const ucoll_coll_args_t *a, int p,
-                                const ucoll_algo_params_t *prm, const ucoll_model_t *m)
+static double rabenseifner_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                                const ucoll_model_t *m)
 {
     double bytes = (double)a->count * a->esize;
-    int p2       = ucoll__floor_pow2(p);
-    double t     = 2 * ucoll__ceil_log2(p2) * m->alpha +
-               (p2 - 1.0) / p2 * bytes * (2 * m->beta + m->gamma);
+    int p2 = ucoll__floor_pow2(p);
+    double t =
+        2 * ucoll__ceil_log2(p2) * m->alpha + (p2 - 1.0) / p2 * bytes * (2 * m->beta + m->gamma);
 
     return t + (p != p2 ? m->alpha + bytes * (m->beta + m->gamma) : 0);
 }
 
 typedef struct {
     ucoll_rd_t rd;
-    int        root, p;
+    int root, p;
 } map_arg_t;
 
 static int map_rank(int nr, const void *arg)
@@ -46,7 +46,7 @@ static int rabenseifner_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size;
-    int sr       = ucoll__srank(comm->rank, a->root, p);
+    int sr = ucoll__srank(comm->rank, a->root, p);
     size_t bytes = a->count * a->esize, es = a->esize;
     map_arg_t ma = {.root = a->root, .p = p};
     size_t *goff = NULL;
@@ -89,7 +89,7 @@ static int rabenseifner_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     if (st) {
         goto out;
     }
-    v    = ma.rd.newrank;
+    v = ma.rd.newrank;
     span = ucoll__binomial_span(v, ma.rd.p2);
     for (int d = 1; d < span && v + d < ma.rd.p2; d *= 2) {
         size_t lo = goff[v + d], hi = goff[v + 2 * d];
@@ -110,8 +110,8 @@ out:
 }
 
 const ucoll_algo_t ucoll__reduce_rabenseifner = {
-    .id    = "rabenseifner",
-    .desc  = "recursive-halving reduce-scatter, then binomial gather",
-    .cost  = rabenseifner_cost,
+    .id = "rabenseifner",
+    .desc = "recursive-halving reduce-scatter, then binomial gather",
+    .cost = rabenseifner_cost,
     .build = rabenseifner_build,
 };

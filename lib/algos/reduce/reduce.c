@@ -8,12 +8,8 @@
 #include "dtype.h"
 
 const ucoll_algo_t *const ucoll__reduce_algos[] = {
-    &ucoll__reduce_binomial,
-    &ucoll__reduce_rabenseifner,
-    &ucoll__reduce_linear,
-    &ucoll__reduce_pipeline,
-    &ucoll__reduce_inorder_bintree,
-    NULL,
+    &ucoll__reduce_binomial, &ucoll__reduce_rabenseifner,    &ucoll__reduce_linear,
+    &ucoll__reduce_pipeline, &ucoll__reduce_inorder_bintree, NULL,
 };
 
 int ucoll_ireduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,
@@ -34,11 +30,11 @@ int ucoll_ireduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, 
         ucoll_debug("reduce: root %d not in [0, %d)", root, comm->size);
         return UCOLL_ERR_ARG;
     }
-    a.coll  = UCOLL_COLL_REDUCE;
+    a.coll = UCOLL_COLL_REDUCE;
     a.count = count;
-    a.dt    = dt;
-    a.op    = op;
-    a.root  = root;
+    a.dt = dt;
+    a.op = op;
+    a.root = root;
     a.esize = ucoll_dtype_size(dt);
     if (comm->rank == root) {
         if (rbuf == UCOLL_IN_PLACE || (st = ucoll__check_buf(rbuf, count, "reduce rbuf"))) {
@@ -48,7 +44,7 @@ int ucoll_ireduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, 
         a.rbuf = rbuf;
         if (sbuf == UCOLL_IN_PLACE) {
             a.in_place = 1;
-            a.sbuf     = rbuf;
+            a.sbuf = rbuf;
         } else if ((st = ucoll__check_buf(sbuf, count, "reduce sbuf"))) {
             return st;
         } else {

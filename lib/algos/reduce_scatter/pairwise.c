@@ -21,7 +21,7 @@ static int pairwise_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank;
     size_t es = a->esize, mine;
-    size_t *off    = ucoll__rs_offsets(a, p);
+    size_t *off = ucoll__rs_offsets(a, p);
     const char *in = a->sbuf;
     char *acc, *tmp;
     int st = UCOLL_OK;
@@ -58,8 +58,8 @@ out:
 }
 
 const ucoll_algo_t ucoll__reduce_scatter_pairwise = {
-    .id    = "pairwise",
-    .desc  = "p-1 pairwise exchange steps",
-    .cost  = pairwise_cost,
+    .id = "pairwise",
+    .desc = "p-1 pairwise exchange steps",
+    .cost = pairwise_cost,
     .build = pairwise_build,
 };

@@ -39,7 +39,7 @@ static int rs_start(ucoll_coll_t coll, const void *sbuf, void *rbuf, size_t coun
                     const size_t *rcounts, ucoll_dtype_t dt, ucoll_op_t op, ucoll_comm_t *comm,
                     ucoll_req_t **req)
 {
-    const char *name    = ucoll__coll_name(coll);
+    const char *name = ucoll__coll_name(coll);
     ucoll_coll_args_t a = {0};
     size_t mine, total = 0;
     int st;
@@ -72,7 +72,7 @@ static int rs_start(ucoll_coll_t coll, const void *sbuf, void *rbuf, size_t coun
             return UCOLL_ERR_ARG;
         }
         total = count * (size_t)comm->size;
-        mine  = count;
+        mine = count;
     }
     if (rbuf == UCOLL_IN_PLACE) {
         ucoll_debug("%s: rbuf cannot be UCOLL_IN_PLACE", name);
@@ -83,20 +83,20 @@ static int rs_start(ucoll_coll_t coll, const void *sbuf, void *rbuf, size_t coun
             return st;
         }
         a.in_place = 1;
-        a.sbuf     = rbuf;
+        a.sbuf = rbuf;
     } else if ((st = ucoll__check_buf(sbuf, total, "sbuf")) ||
                (st = ucoll__check_buf(rbuf, mine, "rbuf"))) {
         return st;
     } else {
         a.sbuf = sbuf;
     }
-    a.coll    = coll;
-    a.rbuf    = rbuf;
-    a.count   = count;
+    a.coll = coll;
+    a.rbuf = rbuf;
+    a.count = count;
     a.rcounts = rcounts;
-    a.rcount  = mine;
-    a.dt      = dt;
-    a.op      = op;
+    a.rcount = mine;
+    a.dt = dt;
+    a.op = op;
     return ucoll__coll_start(comm, &a, req);
 }
 
@@ -106,9 +106,8 @@ int ucoll_ireduce_scatter_block(const void *sbuf, void *rbuf, size_t count, ucol
     return rs_start(UCOLL_COLL_REDUCE_SCATTER_BLOCK, sbuf, rbuf, count, NULL, dt, op, comm, req);
 }
 
-int ucoll_ireduce_scatter(const void *sbuf, void *rbuf, const size_t *rcounts,
-                          ucoll_dtype_t dt, ucoll_op_t op, ucoll_comm_t *comm,
-                          ucoll_req_t **req)
+int ucoll_ireduce_scatter(const void *sbuf, void *rbuf, const size_t *rcounts, ucoll_dtype_t dt,
+                          ucoll_op_t op, ucoll_comm_t *comm, ucoll_req_t **req)
 {
     return rs_start(UCOLL_COLL_REDUCE_SCATTER, sbuf, rbuf, 0, rcounts, dt, op, comm, req);
 }

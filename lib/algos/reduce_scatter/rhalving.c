@@ -17,8 +17,8 @@ static double rhalving_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_
                             const ucoll_model_t *m)
 {
     double bytes = (double)ucoll__coll_bytes(a, p);
-    int p2       = ucoll__floor_pow2(p);
-    double t     = ucoll__ceil_log2(p2) * m->alpha + (p2 - 1.0) / p2 * bytes * (m->beta + m->gamma);
+    int p2 = ucoll__floor_pow2(p);
+    double t = ucoll__ceil_log2(p2) * m->alpha + (p2 - 1.0) / p2 * bytes * (m->beta + m->gamma);
 
     return t + (p != p2 ? 2 * m->alpha + bytes * (m->beta + m->gamma) + bytes / p * m->beta : 0);
 }
@@ -59,8 +59,8 @@ static int rhalving_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
         }
         goto out;
     }
-    acc  = ucoll__sched_scratch(s, total * es);
-    tmp  = ucoll__sched_scratch(s, total * es);
+    acc = ucoll__sched_scratch(s, total * es);
+    tmp = ucoll__sched_scratch(s, total * es);
     goff = malloc(sizeof(size_t) * (size_t)(rd.p2 + 1));
     if (acc == NULL || tmp == NULL || goff == NULL) {
         st = UCOLL_ERR_NOMEM;
@@ -96,8 +96,8 @@ out:
 }
 
 const ucoll_algo_t ucoll__reduce_scatter_rhalving = {
-    .id    = "rhalving",
-    .desc  = "recursive halving, extra ranks folded in and out",
-    .cost  = rhalving_cost,
+    .id = "rhalving",
+    .desc = "recursive halving, extra ranks folded in and out",
+    .cost = rhalving_cost,
     .build = rhalving_build,
 };

@@ -17,14 +17,13 @@ static double ring_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_para
     return (p - 1) * m->alpha + (p - 1.0) / p * bytes * (m->beta + m->gamma);
 }
 
-static int ring_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
-                      const ucoll_algo_params_t *prm)
+static int ring_build(ucoll_sched_t *s, const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm)
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank;
     int next = (r + 1) % p, prev = (r - 1 + p) % p;
     size_t es = a->esize, maxc = 0;
-    size_t *off    = ucoll__rs_offsets(a, p);
+    size_t *off = ucoll__rs_offsets(a, p);
     const char *in = a->sbuf;
     char *sbuf, *rbuf;
     int st = UCOLL_OK;
@@ -82,8 +81,8 @@ out:
 }
 
 const ucoll_algo_t ucoll__reduce_scatter_ring = {
-    .id    = "ring",
-    .desc  = "ring of partial sums, one block per step",
-    .cost  = ring_cost,
+    .id = "ring",
+    .desc = "ring of partial sums, one block per step",
+    .cost = ring_cost,
     .build = ring_build,
 };

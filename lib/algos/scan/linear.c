@@ -20,9 +20,9 @@ int ucoll__scan_chain_steps(ucoll_sched_t *s, const ucoll_coll_args_t *a, size_t
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank;
-    int ex         = (a->coll == UCOLL_COLL_EXSCAN);
-    size_t es      = a->esize, count = a->count;
-    size_t n       = (count + seg - 1) / seg;
+    int ex = (a->coll == UCOLL_COLL_EXSCAN);
+    size_t es = a->esize, count = a->count;
+    size_t n = (count + seg - 1) / seg;
     const char *in = a->sbuf;
     char *out = a->rbuf, *tmp = NULL;
     int st;
@@ -63,10 +63,9 @@ int ucoll__scan_chain_steps(ucoll_sched_t *s, const ucoll_coll_args_t *a, size_t
             size_t lo = (j - 1) * seg, len = UCOLL_MIN(seg, count - lo);
             if (ex) {
                 /* out holds prefix(0..r-1); forward prefix(0..r) */
-                if (r + 1 < p &&
-                    ((st = ucoll__sched_reduce(s, tmp + lo * es, out + lo * es, in + lo * es, len,
-                                               a->dt, a->op)) ||
-                     (st = ucoll__sched_send(s, tmp + lo * es, len * es, r + 1)))) {
+                if (r + 1 < p && ((st = ucoll__sched_reduce(s, tmp + lo * es, out + lo * es,
+                                                            in + lo * es, len, a->dt, a->op)) ||
+                                  (st = ucoll__sched_send(s, tmp + lo * es, len * es, r + 1)))) {
                     return st;
                 }
             } else {
@@ -97,8 +96,8 @@ static int linear_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__scan_linear = {
-    .id    = "linear",
-    .desc  = "chain: prefix from rank-1, combined and passed to rank+1",
-    .cost  = linear_cost,
+    .id = "linear",
+    .desc = "chain: prefix from rank-1, combined and passed to rank+1",
+    .cost = linear_cost,
     .build = linear_build,
 };

@@ -21,8 +21,8 @@ static double pipeline_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_
                             const ucoll_model_t *m)
 {
     size_t seg = seg_elems(a, prm, p);
-    double n   = (double)((a->count + seg - 1) / seg);
-    double sb  = (double)UCOLL_MIN(seg, a->count) * a->esize;
+    double n = (double)((a->count + seg - 1) / seg);
+    double sb = (double)UCOLL_MIN(seg, a->count) * a->esize;
 
     if (p == 1) {
         return 0;
@@ -37,8 +37,8 @@ static int pipeline_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__scan_pipeline = {
-    .id    = "pipeline",
-    .desc  = "segmented chain",
-    .cost  = pipeline_cost,
+    .id = "pipeline",
+    .desc = "segmented chain",
+    .cost = pipeline_cost,
     .build = pipeline_build,
 };

@@ -22,12 +22,11 @@ static double rdbl_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_para
     return ucoll__ceil_log2(p) * (m->alpha + bytes * (m->beta + m->gamma));
 }
 
-static int rdbl_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
-                      const ucoll_algo_params_t *prm)
+static int rdbl_build(ucoll_sched_t *s, const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm)
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank;
-    int ex       = (a->coll == UCOLL_COLL_EXSCAN);
+    int ex = (a->coll == UCOLL_COLL_EXSCAN);
     size_t bytes = a->count * a->esize;
     char *w, *tmp;
     int have = 0, st;
@@ -84,8 +83,8 @@ static int rdbl_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__scan_rdbl = {
-    .id    = "rdbl",
-    .desc  = "recursive doubling (Hillis-Steele), received partial on the left",
-    .cost  = rdbl_cost,
+    .id = "rdbl",
+    .desc = "recursive doubling (Hillis-Steele), received partial on the left",
+    .cost = rdbl_cost,
     .build = rdbl_build,
 };

@@ -21,7 +21,7 @@ const ucoll_algo_t *const ucoll__exscan_algos[] = {
 static int scan_start(ucoll_coll_t coll, const void *sbuf, void *rbuf, size_t count,
                       ucoll_dtype_t dt, ucoll_op_t op, ucoll_comm_t *comm, ucoll_req_t **req)
 {
-    const char *name    = ucoll__coll_name(coll);
+    const char *name = ucoll__coll_name(coll);
     ucoll_coll_args_t a = {0};
     int st;
 
@@ -35,17 +35,17 @@ static int scan_start(ucoll_coll_t coll, const void *sbuf, void *rbuf, size_t co
     }
     if (sbuf == UCOLL_IN_PLACE) {
         a.in_place = 1;
-        a.sbuf     = rbuf;
+        a.sbuf = rbuf;
     } else if ((st = ucoll__check_buf(sbuf, count, "sbuf"))) {
         return st;
     } else {
         a.sbuf = sbuf;
     }
-    a.coll  = coll;
-    a.rbuf  = rbuf;
+    a.coll = coll;
+    a.rbuf = rbuf;
     a.count = count;
-    a.dt    = dt;
-    a.op    = op;
+    a.dt = dt;
+    a.op = op;
     a.esize = ucoll_dtype_size(dt);
     return ucoll__coll_start(comm, &a, req);
 }

@@ -21,7 +21,7 @@ static double scatter_binomial_cost(const ucoll_coll_args_t *a, int p,
                                     const ucoll_algo_params_t *prm, const ucoll_model_t *m)
 {
     double bytes = (double)a->count * a->esize;
-    double t     = ucoll__ceil_log2(p) * m->alpha + (p - 1) * bytes * m->beta;
+    double t = ucoll__ceil_log2(p) * m->alpha + (p - 1) * bytes * m->beta;
 
     if (a->root != 0) {
         t += bytes * p * m->lambda;
@@ -29,11 +29,10 @@ static double scatter_binomial_cost(const ucoll_coll_args_t *a, int p,
     return t;
 }
 
-static int scatter_binomial_root(ucoll_sched_t *s, const ucoll_coll_args_t *a, int p,
-                                 size_t bytes)
+static int scatter_binomial_root(ucoll_sched_t *s, const ucoll_coll_args_t *a, int p, size_t bytes)
 {
-    int root       = a->root;
-    int span       = ucoll__binomial_span(0, p);
+    int root = a->root;
+    int span = ucoll__binomial_span(0, p);
     const char *sb = a->sbuf;
     int mask, n, first, st;
     size_t head;
@@ -43,11 +42,11 @@ static int scatter_binomial_root(ucoll_sched_t *s, const ucoll_coll_args_t *a, i
         if (mask >= p) {
             continue;
         }
-        n     = UCOLL_MIN(mask, p - mask);
+        n = UCOLL_MIN(mask, p - mask);
         first = mask + root;
         if (first < p && first + n > p) {
             head = (size_t)(p - first);
-            tmp  = ucoll__sched_scratch(s, (size_t)n * bytes);
+            tmp = ucoll__sched_scratch(s, (size_t)n * bytes);
             if (tmp == NULL) {
                 return UCOLL_ERR_NOMEM;
             }
@@ -73,9 +72,9 @@ static int scatter_binomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
                                   const ucoll_algo_params_t *prm)
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
-    int p              = comm->size;
-    int sr             = ucoll__srank(comm->rank, a->root, p);
-    size_t bytes       = a->count * a->esize;
+    int p = comm->size;
+    int sr = ucoll__srank(comm->rank, a->root, p);
+    size_t bytes = a->count * a->esize;
     int span, n, mask, parent, st;
     char *buf;
 
@@ -85,8 +84,8 @@ static int scatter_binomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     if (sr == 0) {
         return scatter_binomial_root(s, a, p, bytes);
     }
-    span   = ucoll__binomial_span(sr, p);
-    n      = UCOLL_MIN(span, p - sr);
+    span = ucoll__binomial_span(sr, p);
+    n = UCOLL_MIN(span, p - sr);
     parent = ucoll__rank_of(sr - span, a->root, p);
     if (n == 1) {
         return ucoll__sched_recv(s, a->rbuf, bytes, parent);
@@ -115,9 +114,9 @@ static int scatter_binomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__scatter_binomial = {
-    .id        = "binomial",
-    .desc      = "binomial tree, each child gets its whole subtree",
+    .id = "binomial",
+    .desc = "binomial tree, each child gets its whole subtree",
     .can_serve = NULL,
-    .cost      = scatter_binomial_cost,
-    .build     = scatter_binomial_build,
+    .cost = scatter_binomial_cost,
+    .build = scatter_binomial_build,
 };

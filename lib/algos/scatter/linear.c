@@ -8,8 +8,8 @@
  */
 #include "scatter.h"
 
-static double scatter_linear_cost(const ucoll_coll_args_t *a, int p,
-                                  const ucoll_algo_params_t *prm, const ucoll_model_t *m)
+static double scatter_linear_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                                  const ucoll_model_t *m)
 {
     double bytes = (double)a->count * a->esize;
 
@@ -20,8 +20,8 @@ static int scatter_linear_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
                                 const ucoll_algo_params_t *prm)
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
-    size_t bytes       = a->count * a->esize;
-    const char *sb     = a->sbuf;
+    size_t bytes = a->count * a->esize;
+    const char *sb = a->sbuf;
     int st, i;
 
     if (bytes == 0) {
@@ -44,9 +44,9 @@ static int scatter_linear_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__scatter_linear = {
-    .id        = "linear",
-    .desc      = "root sends every block directly",
+    .id = "linear",
+    .desc = "root sends every block directly",
     .can_serve = NULL,
-    .cost      = scatter_linear_cost,
-    .build     = scatter_linear_build,
+    .cost = scatter_linear_cost,
+    .build = scatter_linear_build,
 };

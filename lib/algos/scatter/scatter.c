@@ -31,11 +31,11 @@ int ucoll_iscatter(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt,
         ucoll_debug("scatter: root %d not in [0, %d)", root, comm->size);
         return UCOLL_ERR_ARG;
     }
-    a.coll  = UCOLL_COLL_SCATTER;
+    a.coll = UCOLL_COLL_SCATTER;
     a.count = count;
-    a.dt    = dt;
+    a.dt = dt;
     a.esize = ucoll_dtype_size(dt);
-    a.root  = root;
+    a.root = root;
     if (count > SIZE_MAX / a.esize / (size_t)comm->size) {
         ucoll_debug("scatter: count %zu times %d ranks overflows", count, comm->size);
         return UCOLL_ERR_ARG;
@@ -51,7 +51,7 @@ int ucoll_iscatter(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt,
         a.sbuf = sbuf;
         if (rbuf == UCOLL_IN_PLACE) {
             a.in_place = 1;
-            a.rbuf     = (char *)sbuf + (size_t)root * count * a.esize;
+            a.rbuf = (char *)sbuf + (size_t)root * count * a.esize;
         } else if ((st = ucoll__check_buf(rbuf, count, "scatter rbuf")) != UCOLL_OK) {
             return st;
         } else {

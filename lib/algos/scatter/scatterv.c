@@ -33,10 +33,10 @@ int ucoll_iscatterv(const void *sbuf, const size_t *scounts, const size_t *displ
         ucoll_debug("scatterv: root %d not in [0, %d)", root, comm->size);
         return UCOLL_ERR_ARG;
     }
-    a.coll  = UCOLL_COLL_SCATTERV;
-    a.dt    = dt;
+    a.coll = UCOLL_COLL_SCATTERV;
+    a.dt = dt;
     a.esize = ucoll_dtype_size(dt);
-    a.root  = root;
+    a.root = root;
     if (comm->rank == root) {
         if (scounts == NULL || displs == NULL) {
             ucoll_debug("scatterv: scounts and displs are required at the root");
@@ -54,16 +54,16 @@ int ucoll_iscatterv(const void *sbuf, const size_t *scounts, const size_t *displ
         }
         if (rbuf == UCOLL_IN_PLACE) {
             a.in_place = 1;
-            rbuf       = (char *)sbuf + displs[root] * a.esize;
-            rcount     = scounts[root];
+            rbuf = (char *)sbuf + displs[root] * a.esize;
+            rcount = scounts[root];
         } else if ((st = ucoll__check_buf(rbuf, rcount, "scatterv rbuf")) != UCOLL_OK) {
             return st;
         } else if (scounts[root] > rcount) {
-            ucoll_debug("scatterv: root sends %zu elements to itself, receives %zu",
-                        scounts[root], rcount);
+            ucoll_debug("scatterv: root sends %zu elements to itself, receives %zu", scounts[root],
+                        rcount);
             return UCOLL_ERR_TRUNCATE;
         }
-        a.sbuf    = sbuf;
+        a.sbuf = sbuf;
         a.scounts = scounts;
         a.sdispls = displs;
     } else {
@@ -75,7 +75,7 @@ int ucoll_iscatterv(const void *sbuf, const size_t *scounts, const size_t *displ
             return st;
         }
     }
-    a.rbuf   = rbuf;
+    a.rbuf = rbuf;
     a.rcount = rcount;
     return ucoll__coll_start(comm, &a, req);
 }

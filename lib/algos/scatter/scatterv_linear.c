@@ -21,13 +21,12 @@ static int scatterv_linear_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
                                  const ucoll_algo_params_t *prm)
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
-    size_t es          = a->esize;
-    const char *sb     = a->sbuf;
+    size_t es = a->esize;
+    const char *sb = a->sbuf;
     int st, i;
 
     if (comm->rank != a->root) {
-        return (a->rcount == 0) ? UCOLL_OK
-                                : ucoll__sched_recv(s, a->rbuf, a->rcount * es, a->root);
+        return (a->rcount == 0) ? UCOLL_OK : ucoll__sched_recv(s, a->rbuf, a->rcount * es, a->root);
     }
     for (i = 0; i < comm->size; i++) {
         if (i == a->root) {
@@ -45,9 +44,9 @@ static int scatterv_linear_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 }
 
 const ucoll_algo_t ucoll__scatterv_linear = {
-    .id        = "linear",
-    .desc      = "root sends every block directly",
+    .id = "linear",
+    .desc = "root sends every block directly",
     .can_serve = NULL,
-    .cost      = scatterv_linear_cost,
-    .build     = scatterv_linear_build,
+    .cost = scatterv_linear_cost,
+    .build = scatterv_linear_build,
 };
