@@ -12,12 +12,15 @@ sizes=${4:-"8 65536 4194304"}
 run=("$build/launcher/ucollrun" -n "$p" --timeout 300)
 bench="$build/bench/ucoll_bench"
 sim="$build/bench/ucoll_sim"
+# the model the runtime selects with: alpha grows when ranks outnumber cores
+alpha=2e-6
+if [ "$p" -gt "$(nproc)" ]; then alpha=42e-6; fi
 
 algos_of() {  # the ids ucoll_info -a lists under "$1:"
     "$build/tools/ucoll_info" -a | awk -v op="$1:" '$0 == op {on = 1; next} /^[a-z_]+:$/ {on = 0} on {print $1}'
 }
 
-printf "# p=%d; measured = avg us over ranks (ucoll_bench), model = ucoll_sim prediction\n" "$p"
+printf "# p=%d on %d cores, model alpha %s s; measured = avg us over ranks (ucoll_bench), model = ucoll_sim prediction\n" "$p" "$(nproc)" "$alpha"
 printf "%-10s %-14s %10s %12s %12s %8s\n" op algo bytes measured_us model_us ratio
 for op in $ops; do
     for size in $sizes; do
@@ -27,7 +30,7 @@ for op in $ops; do
         for algo in $(algos_of "$op"); do
             meas=$("${run[@]}" "$bench" "$op" --algo "$algo" --min-size "$size" --max-size "$size" \
                    2>/dev/null | awk '!/^#/ && NF >= 2 {print $2; exit}')
-            model=$("$sim" -c "$op" -a "$algo" -m "$size" -p "$p" 2>/dev/null |
+            model=$("$sim" -c "$op" -a "$algo" -m "$size" -p "$p" -A "$alpha" 2>/dev/null |
                     awk '!/^#/ && NF >= 7 {printf "%.2f", $7 * 1e6; exit}')
             ratio=-
             if [ -n "$meas" ] && [ -n "$model" ]; then

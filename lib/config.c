@@ -85,6 +85,16 @@ static const cfg_row_t cfg_table[] = {
      OFF(seg_size), NULL},
     {"RADIX", CFG_UINT, "0", "radix of k-nomial and k-chain algorithms; 0 = from the model",
      OFF(radix), NULL},
+    {"MODEL_ALPHA", CFG_DOUBLE, "2e-6", "selection model: seconds of start-up per message (alpha)",
+     OFF(model_alpha), NULL},
+    {"MODEL_BETA", CFG_DOUBLE, "2e-10", "selection model: seconds per byte on the wire (beta)",
+     OFF(model_beta), NULL},
+    {"MODEL_GAMMA", CFG_DOUBLE, "1e-10",
+     "selection model: seconds per byte of a local reduction (gamma)", OFF(model_gamma), NULL},
+    {"MODEL_OVERSUB_ALPHA", CFG_DOUBLE, "40e-6",
+     "added to alpha when ranks outnumber processing units (each round then costs a sleep and "
+     "a wake-up)",
+     OFF(model_oversub_alpha), NULL},
     {"TUNE_FILE", CFG_STRING, "", "file of selection rules 'op:lo-hi:@algo' overriding the model",
      OFF(tune_file), NULL},
     ALGO_ROW(BARRIER, "barrier"),
@@ -106,7 +116,7 @@ static const cfg_row_t cfg_table[] = {
 };
 
 /* The algorithm rows were written in ucoll_coll_t order; keep them so. */
-_Static_assert(sizeof(cfg_table) / sizeof(cfg_table[0]) == 13 + UCOLL_COLL_LAST,
+_Static_assert(sizeof(cfg_table) / sizeof(cfg_table[0]) == 17 + UCOLL_COLL_LAST,
                "one ALGO row per collective");
 
 #define NROWS (sizeof(cfg_table) / sizeof(cfg_table[0]))

@@ -40,20 +40,22 @@ typedef enum { UCOLL_WAIT_SPIN, UCOLL_WAIT_BLOCK, UCOLL_WAIT_HYBRID } ucoll_wait
 typedef enum { UCOLL_RNDV_AUTO, UCOLL_RNDV_TAG, UCOLL_RNDV_AM, UCOLL_RNDV_GET } ucoll_rndv_mode_t;
 
 typedef struct ucoll_config {
-    int log_level;               /* ucoll_log_level_t */
-    int bootstrap;               /* ucoll_boot_mode_t */
-    int modex;                   /* ucoll_modex_t */
-    size_t eager_limit;          /* bytes: larger messages go rendezvous */
-    size_t eager_credits;        /* bytes a sender may have unconsumed at one receiver */
-    int rndv_mode;               /* ucoll_rndv_mode_t */
-    int wait_mode;               /* ucoll_wait_mode_t */
-    unsigned spin_count;         /* polls before sleeping in hybrid mode */
-    int stats;                   /* print counters at finalize */
-    double timeout;              /* seconds a blocking wait may take; 0 = forever */
-    size_t seg_size;             /* pipeline segment size, bytes; 0 = model */
-    unsigned radix;              /* k of k-nomial / k-chain algorithms; 0 = model */
-    char *tune_file;             /* selection rules file, NULL = none */
-    char *algo[UCOLL_COLL_LAST]; /* forced algorithm ids, NULL = model */
+    int log_level;        /* ucoll_log_level_t */
+    int bootstrap;        /* ucoll_boot_mode_t */
+    int modex;            /* ucoll_modex_t */
+    size_t eager_limit;   /* bytes: larger messages go rendezvous */
+    size_t eager_credits; /* bytes a sender may have unconsumed at one receiver */
+    int rndv_mode;        /* ucoll_rndv_mode_t */
+    int wait_mode;        /* ucoll_wait_mode_t */
+    unsigned spin_count;  /* polls before sleeping in hybrid mode */
+    int stats;            /* print counters at finalize */
+    double timeout;       /* seconds a blocking wait may take; 0 = forever */
+    size_t seg_size;      /* pipeline segment size, bytes; 0 = model */
+    unsigned radix;       /* k of k-nomial / k-chain algorithms; 0 = model */
+    double model_alpha, model_beta, model_gamma; /* selection model, s and s/B */
+    double model_oversub_alpha;                  /* added to alpha when ranks outnumber PUs */
+    char *tune_file;                             /* selection rules file, NULL = none */
+    char *algo[UCOLL_COLL_LAST];                 /* forced algorithm ids, NULL = model */
 } ucoll_config_t;
 
 /* Read every UCOLL_* variable into cfg. Unknown UCOLL_* variables get a

@@ -32,15 +32,16 @@ typedef struct ucoll_coll_args {
 
 /* Parameters the selection passes to an algorithm (0 = algorithm's own
  * default). */
-typedef struct ucoll_algo_params {
-    size_t seg_size; /* bytes per segment for pipelined algorithms */
-    unsigned radix;  /* k for k-nomial, k-ary, k-chain */
-} ucoll_algo_params_t;
-
 /* Hockney model parameters, seconds and seconds per byte. */
 typedef struct ucoll_model {
     double alpha, beta, gamma, lambda;
 } ucoll_model_t;
+
+typedef struct ucoll_algo_params {
+    size_t seg_size;     /* bytes per segment for pipelined algorithms */
+    unsigned radix;      /* k for k-nomial, k-ary, k-chain */
+    ucoll_model_t model; /* the selection's model; all zero: ucoll__model_default */
+} ucoll_algo_params_t;
 
 typedef struct ucoll_algo {
     const char *id;   /* as in ALGORITHMS.md, e.g. "binomial" */

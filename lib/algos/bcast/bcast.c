@@ -28,7 +28,11 @@ size_t ucoll__pipeline_seg(const ucoll_algo_params_t *prm, size_t m, int depth)
     if (prm->seg_size) {
         return prm->seg_size;
     }
-    ucoll__model_default(&md);
+    if (prm->model.alpha > 0 && prm->model.beta > 0) {
+        md = prm->model;
+    } else {
+        ucoll__model_default(&md);
+    }
     s = sqrt((double)m * md.alpha / (UCOLL_MAX(depth, 1) * md.beta));
     return (size_t)UCOLL_MAX(4096.0, UCOLL_MIN(s, 1048576.0));
 }
