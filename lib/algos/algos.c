@@ -12,7 +12,8 @@
  *          allreduce:0-inf:np=1-8:@rdbl  allreduce:1m-:@ring:seg=256k
  *      m is count * esize as in ALGORITHMS.md (sum of counts for
  *      reduce_scatter); np bounds the communicator size, inclusive;
- *   3. the cheapest algorithm by its cost formula under the default model.
+ *   3. the cheapest algorithm by its cost formula under the context's model
+ *      (UCOLL_MODEL_* settings; alpha grows when ranks outnumber cores).
  * The choice depends only on arguments every rank shares, so all ranks of a
  * communicator pick the same algorithm.
  */
