@@ -3,16 +3,16 @@
 #   run_coll.sh ucollrun|mpirun LAUNCHER PROGRAM N SET [program args]
 # SET k forces algorithm k (modulo the op's count) of every op through
 # UCOLL_<OP>_ALGO and tests only the ops that set k reaches for the first
-# time, so sets 0..9 together cover every algorithm once. SET "nb" runs the
+# time, so sets 0..10 together cover every algorithm once. SET "nb" runs the
 # nonblocking test with the model's choices.
 set -euo pipefail
 kind=$1 launcher=$2 prog=$3 n=$4 set=$5
 shift 5
 declare -A algos=(
   [barrier]="dissemination tree linear rdbl knomial"
-  [bcast]="binomial scag_ring scag_rdbl linear chain pipeline knomial bintree pipe_bintree kchain"
+  [bcast]="binomial scag_ring scag_rdbl linear chain pipeline knomial bintree pipe_bintree kchain twotree"
   [reduce]="binomial rabenseifner linear pipeline inorder_bintree"
-  [allreduce]="rdbl rabenseifner ring reduce_bcast"
+  [allreduce]="rdbl rabenseifner ring reduce_bcast knomial"
   [reduce_scatter_block]="rhalving pairwise ring"
   [reduce_scatter]="rhalving pairwise ring"
   [scan]="rdbl linear pipeline"

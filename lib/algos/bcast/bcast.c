@@ -17,6 +17,7 @@ const ucoll_algo_t *const ucoll__bcast_algos[] = {
     &ucoll__bcast_bintree,
     &ucoll__bcast_pipe_bintree,
     &ucoll__bcast_kchain,
+    &ucoll__bcast_twotree,
     NULL,
 };
 

@@ -17,6 +17,7 @@ extern const ucoll_algo_t ucoll__bcast_pipe_bintree;
 extern const ucoll_algo_t ucoll__bcast_scag_ring;
 extern const ucoll_algo_t ucoll__bcast_scag_rdbl;
 extern const ucoll_algo_t ucoll__bcast_kchain;
+extern const ucoll_algo_t ucoll__bcast_twotree;
 
 /* Binomial broadcast of bytes at buf from root (no segmentation); usable
  * inside another schedule (allreduce reduce_bcast). */
