@@ -281,7 +281,9 @@ static int ep_kind(ucp_ep_h ep)
     return shm ? UCOLL_TL_KIND_SHM : UCOLL_TL_KIND_NET;
 }
 
-int ucoll__tl_ep(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p)
+/* The connecting half of ucoll__tl_ep, kept out of line so that the hot
+ * path (an endpoint that is up) does not pay for setting up parameters. */
+static __attribute__((noinline)) int tl_ep_connect(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p)
 {
     ucoll_tl_t *tl = ctx->tl;
     ucoll_tl_peer_t *peer = &tl->peers[rank];
@@ -289,10 +291,6 @@ int ucoll__tl_ep(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p)
     ucs_status_t st;
     int ret, watch;
 
-    if (peer->state == UCOLL_TL_EP_UP) {
-        *ep_p = peer->ep;
-        return UCOLL_OK;
-    }
     if (peer->state == UCOLL_TL_EP_FAILED) {
         return UCOLL_ERR_PEER;
     }
@@ -331,6 +329,17 @@ int ucoll__tl_ep(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p)
                 watch ? "pid watch" : "peer error handling");
     *ep_p = peer->ep;
     return UCOLL_OK;
+}
+
+int ucoll__tl_ep(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p)
+{
+    ucoll_tl_peer_t *peer = &ctx->tl->peers[rank];
+
+    if (peer->state == UCOLL_TL_EP_UP) {
+        *ep_p = peer->ep;
+        return UCOLL_OK;
+    }
+    return tl_ep_connect(ctx, rank, ep_p);
 }
 
 int ucoll__tl_kind(ucoll_ctx_t *ctx, int rank)
