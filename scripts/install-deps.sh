@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages ucoll builds and tests with (run as root).
 set -euo pipefail
 pkgs=(build-essential pkg-config meson ninja-build libucx-dev ucx-utils libpmix-dev
-      libhwloc-dev openmpi-bin python3)
+      libhwloc-dev openmpi-bin python3 valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
