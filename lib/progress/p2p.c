@@ -1470,12 +1470,73 @@ int ucoll_irecv(void *buf, size_t count, ucoll_dtype_t dt, int src, int tag, uco
     return UCOLL_OK;
 }
 
+/*
+ * A blocking send of a small eager message that UCX can complete on the
+ * spot needs no request and no operation record: build the packet on the
+ * stack and ask UCP for immediate completion. Returns 1 when sent; 0 when
+ * the caller must take the general path (nothing has changed then: the
+ * sequence number and credits are taken only on success).
+ */
+static int send_now(ucoll_p2p_t *p, ucoll_comm_t *comm, const void *buf, size_t bytes, int dst,
+                    int tag)
+{
+    int world = ucoll__comm_world_rank(comm, dst);
+    p2p_peer_t *peer = &p->peers[world];
+    size_t cost = bytes + sizeof(wire_hdr_t);
+    uint64_t pkt[UCOLL_TL_OP_HDR / 8];
+    wire_hdr_t *h = (wire_hdr_t *)pkt;
+    ucp_request_param_t param;
+    ucs_status_ptr_t r;
+    ucp_ep_h ep;
+
+    if (bytes > PACK_MAX || bytes > p->ctx->cfg.eager_limit || cost > peer->credits ||
+        ucoll__tl_ep(p->ctx, world, &ep) != UCOLL_OK) {
+        return 0;
+    }
+    h->ctx_id = comm->id * 2 + UCOLL_SPACE_P2P;
+    h->src = comm->rank;
+    h->tag = tag;
+    h->seq = peer->send_seq;
+    h->src_world = (uint32_t)p->ctx->rank;
+    h->proto = UCOLL_PROTO_EAGER;
+    h->rkey_len = 0;
+    h->credits = (uint32_t)UCOLL_MIN(peer->credit_return, UINT32_MAX);
+    h->len = bytes;
+    if (bytes) {
+        memcpy(h + 1, buf, bytes);
+    }
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
+    param.flags = UCP_AM_SEND_FLAG_EAGER;
+    r = ucp_am_send_nbx(ep, UCOLL_AM_MSG, NULL, 0, pkt, sizeof(*h) + bytes, &param);
+    if (r != NULL) {
+        /* not now (no resources) or an error: the general path decides */
+        if (UCS_PTR_IS_PTR(r)) {
+            ucp_request_free(r); /* cannot happen with FORCE_IMM_CMPL */
+        }
+        return 0;
+    }
+    peer->send_seq++;
+    peer->credit_return -= h->credits;
+    peer->credits -= cost;
+    p->st.msgs[0]++;
+    p->st.bytes[0] += bytes;
+    return 1;
+}
+
 int ucoll_send(const void *buf, size_t count, ucoll_dtype_t dt, int dst, int tag,
                ucoll_comm_t *comm)
 {
     ucoll_req_t *req;
+    size_t bytes;
     int ret;
 
+    ret = p2p_args(buf, count, dt, dst, tag, comm, &req, 0, &bytes);
+    if (ret != UCOLL_OK) {
+        return ret;
+    }
+    if (send_now(comm->ctx->p2p, comm, buf, bytes, dst, tag)) {
+        return UCOLL_OK;
+    }
     ret = ucoll_isend(buf, count, dt, dst, tag, comm, &req);
     return ret != UCOLL_OK ? ret : ucoll_wait(req, NULL);
 }
