@@ -6,6 +6,7 @@
 
 #include <math.h>
 
+/* clang-format off */
 const ucoll_algo_t *const ucoll__bcast_algos[] = {
     &ucoll__bcast_binomial,
     &ucoll__bcast_scag_ring,
@@ -20,6 +21,7 @@ const ucoll_algo_t *const ucoll__bcast_algos[] = {
     &ucoll__bcast_twotree,
     NULL,
 };
+/* clang-format on */
 
 size_t ucoll__pipeline_seg(const ucoll_algo_params_t *prm, size_t m, int depth)
 {
@@ -36,6 +38,26 @@ size_t ucoll__pipeline_seg(const ucoll_algo_params_t *prm, size_t m, int depth)
     }
     s = sqrt((double)m * md.alpha / (UCOLL_MAX(depth, 1) * md.beta));
     return (size_t)UCOLL_MAX(4096.0, UCOLL_MIN(s, 1048576.0));
+}
+
+size_t ucoll__chain_seg_elems(const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm, int p)
+{
+    size_t seg = ucoll__pipeline_seg(prm, a->count * a->esize, p - 2) / a->esize;
+
+    return UCOLL_MAX(seg, (size_t)1);
+}
+
+double ucoll__chain_reduce_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                                const ucoll_model_t *m)
+{
+    size_t seg = ucoll__chain_seg_elems(a, prm, p);
+    double n = (double)((a->count + seg - 1) / seg);
+    double sb = (double)UCOLL_MIN(seg, a->count) * a->esize;
+
+    if (p == 1) {
+        return 0;
+    }
+    return (p - 2 + UCOLL_MAX(n, 1.0)) * (m->alpha + sb * (m->beta + m->gamma));
 }
 
 int ucoll__bcast_tree_steps(ucoll_sched_t *s, char *buf, size_t bytes, size_t seg, int parent,

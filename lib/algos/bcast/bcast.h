@@ -39,5 +39,11 @@ int ucoll__bcast_scatter_steps(ucoll_sched_t *s, char *buf, size_t bytes, int sr
  * hops: prm->seg_size when set, else s* = sqrt(m·α / (depth·β)) clamped to
  * [4 KiB, 1 MiB]. */
 size_t ucoll__pipeline_seg(const ucoll_algo_params_t *prm, size_t m, int depth);
+/* Elements per segment of a pipelined chain over p ranks (at least 1). */
+size_t ucoll__chain_seg_elems(const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm, int p);
+/* Cost of a segmented chain that reduces as it goes (reduce and scan
+ * pipelines): (p-2+n)(α + sβ + sγ), n = ⌈m/s⌉. */
+double ucoll__chain_reduce_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                                const ucoll_model_t *m);
 
 #endif

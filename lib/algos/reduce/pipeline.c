@@ -10,26 +10,6 @@
 #include "reduce.h"
 #include "algos/bcast/bcast.h"
 
-static size_t seg_elems(const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm, int p)
-{
-    size_t seg = ucoll__pipeline_seg(prm, a->count * a->esize, p - 2) / a->esize;
-
-    return UCOLL_MAX(seg, (size_t)1);
-}
-
-static double pipeline_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
-                            const ucoll_model_t *m)
-{
-    size_t seg = seg_elems(a, prm, p);
-    double n = (double)((a->count + seg - 1) / seg);
-    double sb = (double)UCOLL_MIN(seg, a->count) * a->esize;
-
-    if (p == 1) {
-        return 0;
-    }
-    return (p - 2 + UCOLL_MAX(n, 1.0)) * (m->alpha + sb * (m->beta + m->gamma));
-}
-
 static int pipeline_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
                           const ucoll_algo_params_t *prm)
 {
@@ -37,7 +17,7 @@ static int pipeline_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     int p = comm->size;
     int sr = ucoll__srank(comm->rank, a->root, p);
     size_t es = a->esize, count = a->count;
-    size_t seg = seg_elems(a, prm, p);
+    size_t seg = ucoll__chain_seg_elems(a, prm, p);
     size_t n = (count + seg - 1) / seg;
     const char *in = a->sbuf;
     int prev = ucoll__rank_of(sr + 1, a->root, p); /* upstream: sends to us */
@@ -93,6 +73,6 @@ static int pipeline_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 const ucoll_algo_t ucoll__reduce_pipeline = {
     .id = "pipeline",
     .desc = "segmented chain towards the root",
-    .cost = pipeline_cost,
+    .cost = ucoll__chain_reduce_cost,
     .build = pipeline_build,
 };

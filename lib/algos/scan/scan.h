@@ -13,4 +13,8 @@ extern const ucoll_algo_t ucoll__scan_rdbl;
 extern const ucoll_algo_t ucoll__scan_linear;
 extern const ucoll_algo_t ucoll__scan_pipeline;
 
+/* The chain of linear.c with the vector cut into segments of seg elements
+ * (seg >= count: one piece); shared by linear and pipeline. */
+int ucoll__scan_chain_steps(ucoll_sched_t *s, const ucoll_coll_args_t *a, size_t seg);
+
 #endif
