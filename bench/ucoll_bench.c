@@ -266,7 +266,7 @@ static int bench_p2p(ucoll_ctx_t *ctx, const char *mode, int argc, char **argv)
                 return 1;
             }
             if (me == 0) {
-                printf("%-12zu %.2f\n", size, fig);
+                printf(lat ? "%-12zu %.3f\n" : "%-12zu %.2f\n", size, fig);
                 fflush(stdout);
             }
         }
