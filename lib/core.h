@@ -93,6 +93,9 @@ int ucoll__check_comm(const ucoll_comm_t *comm);
 int ucoll__check_dtype(ucoll_dtype_t dt);
 int ucoll__check_buf(const void *buf, size_t count, const char *what);
 
+#define ucoll_likely(_x)   __builtin_expect(!!(_x), 1)
+#define ucoll_unlikely(_x) __builtin_expect(!!(_x), 0)
+
 #define UCOLL_MIN(_a, _b) ((_a) < (_b) ? (_a) : (_b))
 #define UCOLL_MAX(_a, _b) ((_a) > (_b) ? (_a) : (_b))
 

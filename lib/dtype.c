@@ -18,7 +18,7 @@
 #include <math.h>
 #include <string.h>
 
-static const size_t dtype_sizes[UCOLL_DTYPE_LAST] = {1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8};
+const size_t ucoll__dtype_sizes[UCOLL_DTYPE_LAST] = {1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8};
 
 static const char *dtype_names[UCOLL_DTYPE_LAST] = {
     "byte",  "int8",   "uint8",   "int16",    "uint16",  "int32",  "uint32",
@@ -29,7 +29,7 @@ static const char *op_names[UCOLL_OP_LAST] = {"sum", "prod", "min",  "max", "lan
 
 size_t ucoll_dtype_size(ucoll_dtype_t dt)
 {
-    return ((unsigned)dt < UCOLL_DTYPE_LAST) ? dtype_sizes[dt] : 0;
+    return ((unsigned)dt < UCOLL_DTYPE_LAST) ? ucoll__dtype_sizes[dt] : 0;
 }
 
 const char *ucoll__dtype_name(ucoll_dtype_t dt)
@@ -303,7 +303,7 @@ void ucoll__reduce(void *dst, const void *a, const void *b, size_t count, ucoll_
         return;
     }
     k = &kernels[dt][op];
-    bytes = count * dtype_sizes[dt];
+    bytes = count * ucoll__dtype_sizes[dt];
     if (dt == UCOLL_FLOAT16 && (dst == a || x + bytes <= d || d + bytes <= x) &&
         (dst == b || y + bytes <= d || d + bytes <= y) && f16c_usable()) {
         f16c_kernel(dst, a, b, count, op);

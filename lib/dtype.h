@@ -9,6 +9,14 @@
 
 #include "core.h"
 
+extern const size_t ucoll__dtype_sizes[UCOLL_DTYPE_LAST];
+
+/* Size of a valid datatype, without a call (hot paths check dt first). */
+static inline size_t ucoll__dtype_size(ucoll_dtype_t dt)
+{
+    return ucoll__dtype_sizes[dt];
+}
+
 const char *ucoll__dtype_name(ucoll_dtype_t dt);
 const char *ucoll__op_name(ucoll_op_t op);
 /* UCOLL_OK if op applies to dt (logical and bitwise ops on floating types

@@ -30,6 +30,7 @@
  * progress are fetched right after ucp_worker_progress returns.
  */
 #include "progress/p2p.h"
+#include "dtype.h"
 #include "progress/net.h"
 #include "progress/request.h"
 #include "transport/ucx.h"
@@ -176,7 +177,33 @@ static inline int tag_match(const ucoll_req_t *req, int tag)
     return req->u.p2p.any_tag || req->u.p2p.tag == tag;
 }
 
-static ucoll_req_t *first_posted(ucoll_list_t *list, int tag)
+/* memcpy for the few bytes of a small message without a library call
+ * (overlapping word moves); larger copies go to memcpy. */
+static inline void copy_bytes(void *dst, const void *src, size_t n)
+{
+    uint64_t a, b;
+    uint32_t c, d;
+
+    if (n > 16) {
+        memcpy(dst, src, n);
+    } else if (n >= 8) {
+        memcpy(&a, src, 8);
+        memcpy(&b, (const char *)src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy((char *)dst + n - 8, &b, 8);
+    } else if (n >= 4) {
+        memcpy(&c, src, 4);
+        memcpy(&d, (const char *)src + n - 4, 4);
+        memcpy(dst, &c, 4);
+        memcpy((char *)dst + n - 4, &d, 4);
+    } else if (n) {
+        ((char *)dst)[0] = ((const char *)src)[0];
+        ((char *)dst)[n / 2] = ((const char *)src)[n / 2];
+        ((char *)dst)[n - 1] = ((const char *)src)[n - 1];
+    }
+}
+
+static inline ucoll_req_t *first_posted(ucoll_list_t *list, int tag)
 {
     ucoll_list_t *pos;
 
@@ -190,22 +217,29 @@ static ucoll_req_t *first_posted(ucoll_list_t *list, int tag)
     return NULL;
 }
 
-/* The oldest posted receive matching hdr, removed from its queue. */
-static ucoll_req_t *match_posted(ucoll_p2p_t *p, const wire_hdr_t *hdr)
+/* The oldest posted receive matching hdr, removed from its queue. Inline:
+ * it is on the latency path of every eager message. */
+static inline ucoll_req_t *match_posted(ucoll_p2p_t *p, const wire_hdr_t *hdr)
 {
-    p2p_cq_t *cq = cq_get(p, hdr->ctx_id, 0);
+    p2p_cq_t *cq = p->cq_last;
     p2p_bucket_t *b;
-    ucoll_req_t *spec = NULL, *wild, *req;
+    ucoll_req_t *req = NULL, *wild;
 
-    if (cq == NULL) {
-        return NULL;
+    if (ucoll_unlikely(cq == NULL || cq->ctx_id != hdr->ctx_id)) {
+        cq = cq_get(p, hdr->ctx_id, 0);
+        if (cq == NULL) {
+            return NULL;
+        }
     }
-    b = bucket_get(cq, hdr->src, 0);
-    if (b) {
-        spec = first_posted(&b->posted, hdr->tag);
+    if ((unsigned)hdr->src < (unsigned)cq->nsrc && (b = cq->src[hdr->src]) != NULL) {
+        req = first_posted(&b->posted, hdr->tag);
     }
-    wild = first_posted(&cq->wild, hdr->tag);
-    req = (spec && (!wild || spec->u.p2p.post_seq < wild->u.p2p.post_seq)) ? spec : wild;
+    if (ucoll_unlikely(!ucoll_list_empty(&cq->wild))) {
+        wild = first_posted(&cq->wild, hdr->tag);
+        if (wild && (!req || wild->u.p2p.post_seq < req->u.p2p.post_seq)) {
+            req = wild;
+        }
+    }
     if (req) {
         ucoll_list_del(&req->link);
         p->st.posted_depth--;
@@ -344,7 +378,7 @@ static void send_ctl(ucoll_p2p_t *p, int world, int type, uint64_t cookie, uint3
 }
 
 /* Bytes of an eager message consumed here: hand them back eventually. */
-static void credits_consumed(ucoll_p2p_t *p, int world, size_t cost)
+static inline void credits_consumed(ucoll_p2p_t *p, int world, size_t cost)
 {
     p2p_peer_t *peer = &p->peers[world];
 
@@ -353,7 +387,8 @@ static void credits_consumed(ucoll_p2p_t *p, int world, size_t cost)
         return;
     }
     peer->credit_return += cost;
-    if (peer->credit_return >= p->credit_batch && !ucoll__tl_failed(p->ctx, world)) {
+    if (ucoll_unlikely(peer->credit_return >= p->credit_batch) &&
+        !ucoll__tl_failed(p->ctx, world)) {
         p->st.credit_msgs++;
         send_ctl(p, world, UCOLL_CTL_CREDIT, 0, 0, UCOLL_OK);
     }
@@ -826,11 +861,11 @@ static inline int eager_fast(ucoll_p2p_t *p, const wire_hdr_t *h, const void *da
     p2p_peer_t *peer = &p->peers[h->src_world];
     ucoll_req_t *req;
 
-    if (h->seq != peer->recv_seq || !ucoll_list_empty(&peer->ooo)) {
+    if (ucoll_unlikely(h->seq != peer->recv_seq || !ucoll_list_empty(&peer->ooo))) {
         return 0;
     }
     req = match_posted(p, h);
-    if (req == NULL) {
+    if (ucoll_unlikely(req == NULL)) {
         return 0;
     }
     peer->credits += h->credits;
@@ -840,9 +875,7 @@ static inline int eager_fast(ucoll_p2p_t *p, const wire_hdr_t *h, const void *da
     req->status.bytes = length;
     req->u.p2p.world = (int)h->src_world;
     req->u.p2p.proto = UCOLL_PROTO_EAGER;
-    if (length && req->u.p2p.bytes) {
-        memcpy(req->u.p2p.buf, data, UCOLL_MIN(length, req->u.p2p.bytes));
-    }
+    copy_bytes(req->u.p2p.buf, data, UCOLL_MIN(length, req->u.p2p.bytes));
     p->st.rmsgs[0]++;
     p->st.rbytes[0] += length;
     credits_consumed(p, (int)h->src_world, length + sizeof(wire_hdr_t));
@@ -850,41 +883,21 @@ static inline int eager_fast(ucoll_p2p_t *p, const wire_hdr_t *h, const void *da
     return 1;
 }
 
-static ucs_status_t am_msg_cb(void *arg, const void *header, size_t header_length, void *data,
-                              size_t length, const ucp_am_recv_param_t *param)
+/* Every message that eager_fast did not take: copied and queued, reordered,
+ * or announced for rendezvous. */
+static __attribute__((noinline)) ucs_status_t am_msg_slow(ucoll_ctx_t *ctx, const void *header,
+                                                          size_t header_length, void *data,
+                                                          size_t length, int rndv)
 {
-    ucoll_ctx_t *ctx = arg;
     ucoll_p2p_t *p = ctx->p2p;
-    int rndv = !!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV);
     wire_rts_t rts;
     p2p_peer_t *peer;
     p2p_msg_t *msg;
-    ucoll_req_t *req;
     ucoll_list_t *pos;
     size_t copy;
 
-    if (p == NULL) {
-        return UCS_OK;
-    }
-    if (header_length == 0 && !rndv && length >= sizeof(wire_hdr_t)) {
-        /* packed small eager message: the header leads the payload */
-        header = data;
-        header_length = sizeof(wire_hdr_t);
-        data = (char *)data + sizeof(wire_hdr_t);
-        length -= sizeof(wire_hdr_t);
-    }
     if (header_length < sizeof(wire_hdr_t)) {
         return UCS_OK;
-    }
-    if (!rndv && header_length == sizeof(wire_hdr_t)) {
-        /* eager: read the header in place; only a message that has to wait
-         * is copied */
-        const wire_hdr_t *h = header;
-
-        if (h->src_world < (uint32_t)ctx->size && h->proto == UCOLL_PROTO_EAGER &&
-            eager_fast(p, h, data, length)) {
-            return UCS_OK;
-        }
     }
     memset(&rts, 0, sizeof(rts));
     memcpy(&rts, header, UCOLL_MIN(header_length, sizeof(rts)));
@@ -893,29 +906,6 @@ static ucs_status_t am_msg_cb(void *arg, const void *header, size_t header_lengt
     }
     peer = &p->peers[rts.h.src_world];
     peer->credits += rts.h.credits;
-
-    if (!rndv && rts.h.proto == UCOLL_PROTO_EAGER && rts.h.seq == peer->recv_seq &&
-        ucoll_list_empty(&peer->ooo)) {
-        /* fast path: in order and maybe expected, copy straight in */
-        peer->recv_seq++;
-        req = match_posted(p, &rts.h);
-        if (req) {
-            req->status.source = rts.h.src;
-            req->status.tag = rts.h.tag;
-            req->status.bytes = length;
-            req->u.p2p.world = (int)rts.h.src_world;
-            req->u.p2p.proto = UCOLL_PROTO_EAGER;
-            if (length && req->u.p2p.bytes) {
-                memcpy(req->u.p2p.buf, data, UCOLL_MIN(length, req->u.p2p.bytes));
-            }
-            p->st.rmsgs[0]++;
-            p->st.rbytes[0] += length;
-            credits_consumed(p, (int)rts.h.src_world, length + sizeof(wire_hdr_t));
-            ucoll__req_complete(req, length > req->u.p2p.bytes ? UCOLL_ERR_TRUNCATE : UCOLL_OK);
-            return UCS_OK;
-        }
-        peer->recv_seq--;
-    }
 
     copy = rndv ? 0 : (rts.h.proto == UCOLL_PROTO_EAGER ? length : rts.h.rkey_len);
     msg = malloc(sizeof(*msg) + copy);
@@ -966,6 +956,38 @@ static ucs_status_t am_msg_cb(void *arg, const void *header, size_t header_lengt
         deliver(p, msg);
     }
     return rndv ? UCS_INPROGRESS : UCS_OK;
+}
+
+/* UCOLL_AM_MSG. Eager messages carry wire_hdr_t as the AM user header, or,
+ * when small, packed ahead of the payload (no user header). The common case
+ * (an eager message, in order, whose receive is posted) is kept short: it is
+ * on the latency path of every small message. */
+static ucs_status_t am_msg_cb(void *arg, const void *header, size_t header_length, void *data,
+                              size_t length, const ucp_am_recv_param_t *param)
+{
+    ucoll_ctx_t *ctx = arg;
+    int rndv = !!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV);
+    const wire_hdr_t *h;
+
+    if (ucoll_unlikely(ctx->p2p == NULL)) {
+        return UCS_OK;
+    }
+    if (header_length == 0 && !rndv && length >= sizeof(wire_hdr_t)) {
+        header = data;
+        header_length = sizeof(wire_hdr_t);
+        data = (char *)data + sizeof(wire_hdr_t);
+        length -= sizeof(wire_hdr_t);
+    }
+    if (ucoll_likely(!rndv && header_length == sizeof(wire_hdr_t))) {
+        /* eager: the header is read in place; only a message that has to
+         * wait is copied */
+        h = header;
+        if (ucoll_likely(h->src_world < (uint32_t)ctx->size && h->proto == UCOLL_PROTO_EAGER) &&
+            eager_fast(ctx->p2p, h, data, length)) {
+            return UCS_OK;
+        }
+    }
+    return am_msg_slow(ctx, header, header_length, data, length, rndv);
 }
 
 static ucs_status_t am_ctl_cb(void *arg, const void *header, size_t header_length, void *data,
@@ -1477,8 +1499,8 @@ int ucoll_irecv(void *buf, size_t count, ucoll_dtype_t dt, int src, int tag, uco
  * the caller must take the general path (nothing has changed then: the
  * sequence number and credits are taken only on success).
  */
-static int send_now(ucoll_p2p_t *p, ucoll_comm_t *comm, const void *buf, size_t bytes, int dst,
-                    int tag)
+static inline __attribute__((always_inline)) int
+send_now(ucoll_p2p_t *p, ucoll_comm_t *comm, const void *buf, size_t bytes, int dst, int tag)
 {
     int world = ucoll__comm_world_rank(comm, dst);
     p2p_peer_t *peer = &p->peers[world];
@@ -1502,9 +1524,7 @@ static int send_now(ucoll_p2p_t *p, ucoll_comm_t *comm, const void *buf, size_t 
     h->rkey_len = 0;
     h->credits = (uint32_t)UCOLL_MIN(peer->credit_return, UINT32_MAX);
     h->len = bytes;
-    if (bytes) {
-        memcpy(h + 1, buf, bytes);
-    }
+    copy_bytes(h + 1, buf, bytes);
     param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
     param.flags = UCP_AM_SEND_FLAG_EAGER;
     r = ucp_am_send_nbx(ep, UCOLL_AM_MSG, NULL, 0, pkt, sizeof(*h) + bytes, &param);
@@ -1523,22 +1543,28 @@ static int send_now(ucoll_p2p_t *p, ucoll_comm_t *comm, const void *buf, size_t 
     return 1;
 }
 
+/* ucoll_send for everything send_now does not take. */
+static __attribute__((noinline)) int send_wait(const void *buf, size_t count, ucoll_dtype_t dt,
+                                               int dst, int tag, ucoll_comm_t *comm)
+{
+    ucoll_req_t *req;
+    int ret = ucoll_isend(buf, count, dt, dst, tag, comm, &req);
+
+    return ret != UCOLL_OK ? ret : ucoll_wait(req, NULL);
+}
+
 int ucoll_send(const void *buf, size_t count, ucoll_dtype_t dt, int dst, int tag,
                ucoll_comm_t *comm)
 {
-    ucoll_req_t *req;
-    size_t bytes;
-    int ret;
-
-    ret = p2p_args(buf, count, dt, dst, tag, comm, &req, 0, &bytes);
-    if (ret != UCOLL_OK) {
-        return ret;
-    }
-    if (send_now(comm->ctx->p2p, comm, buf, bytes, dst, tag)) {
+    /* a small message with plainly valid arguments goes straight out;
+     * anything else takes the full checks (and their messages) */
+    if (ucoll_likely(comm != NULL && comm->ctx->p2p != NULL && (unsigned)dt < UCOLL_DTYPE_LAST &&
+                     (unsigned)dst < (unsigned)comm->size && (unsigned)tag <= UCOLL_TAG_UB &&
+                     (buf != NULL || count == 0) && count <= PACK_MAX) &&
+        send_now(comm->ctx->p2p, comm, buf, count * ucoll__dtype_size(dt), dst, tag)) {
         return UCOLL_OK;
     }
-    ret = ucoll_isend(buf, count, dt, dst, tag, comm, &req);
-    return ret != UCOLL_OK ? ret : ucoll_wait(req, NULL);
+    return send_wait(buf, count, dt, dst, tag, comm);
 }
 
 int ucoll_recv(void *buf, size_t count, ucoll_dtype_t dt, int src, int tag, ucoll_comm_t *comm,

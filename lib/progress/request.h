@@ -35,9 +35,26 @@ struct ucoll_req {
 /* Take a zeroed request from ctx's pool (NULL when out of memory). */
 ucoll_req_t *ucoll__req_alloc(ucoll_ctx_t *ctx, ucoll_req_kind_t kind);
 /* Return a request to the pool. */
-void ucoll__req_release(ucoll_req_t *req);
+static inline void ucoll__req_release(ucoll_req_t *req)
+{
+    ucoll_ctx_t *ctx = req->ctx;
+
+    /* a released request must not look like a live send to a late CTS */
+    req->kind = -1;
+    req->complete = 1;
+    ctx->req_outstanding--;
+    ucoll_list_add_head(&ctx->req_free, &req->link);
+}
+
 /* Mark complete with error (UCOLL_OK or an error) and run the callback. */
-void ucoll__req_complete(ucoll_req_t *req, int error);
+static inline void ucoll__req_complete(ucoll_req_t *req, int error)
+{
+    req->status.error = error;
+    req->complete = 1;
+    if (req->cb) {
+        req->cb(req);
+    }
+}
 /* Free every pool chunk; called at context destruction. */
 void ucoll__req_pool_cleanup(ucoll_ctx_t *ctx);
 

@@ -53,6 +53,8 @@ typedef struct ucoll_exec {
     void (*sel_free)(void *);
 } ucoll_exec_t;
 
+_Static_assert(offsetof(ucoll_exec_t, ready) == 0, "ucoll__exec_pending reads the ready list");
+
 struct ucoll_sched {
     ucoll_list_t link;  /* in exec->ready while ready */
     ucoll_list_t alink; /* in exec->active once started */

@@ -78,6 +78,12 @@ int ucoll__sched_start(ucoll_sched_t *s, ucoll_req_t *req);
 
 /* Run ready schedules; called by ucoll_progress. Returns work done. */
 int ucoll__exec_progress(ucoll_ctx_t *ctx);
+/* Whether schedules are ready to advance: the executor's state starts with
+ * its ready list, so the progress loop can look without a call. */
+static inline int ucoll__exec_pending(const ucoll_ctx_t *ctx)
+{
+    return ctx->exec && !ucoll_list_empty((const ucoll_list_t *)ctx->exec);
+}
 int ucoll__exec_init(ucoll_ctx_t *ctx);
 /* Free the scratch pool and any schedule still running (their requests are
  * not completed: the context is going away). */

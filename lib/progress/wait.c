@@ -28,7 +28,7 @@ int ucoll_progress(ucoll_ctx_t *ctx)
     if (ctx->net) {
         n += ctx->net->progress(ctx);
     }
-    if (ctx->exec) {
+    if (ucoll__exec_pending(ctx)) {
         n += ucoll__exec_progress(ctx);
     }
     return n;

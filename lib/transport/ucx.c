@@ -289,7 +289,7 @@ static int ep_kind(ucp_ep_h ep)
 
 /* The connecting half of ucoll__tl_ep, kept out of line so that the hot
  * path (an endpoint that is up) does not pay for setting up parameters. */
-static __attribute__((noinline)) int tl_ep_connect(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p)
+int ucoll__tl_ep_connect(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p)
 {
     ucoll_tl_t *tl = ctx->tl;
     ucoll_tl_peer_t *peer = &tl->peers[rank];
@@ -335,17 +335,6 @@ static __attribute__((noinline)) int tl_ep_connect(ucoll_ctx_t *ctx, int rank, u
                 watch ? "pid watch" : "peer error handling");
     *ep_p = peer->ep;
     return UCOLL_OK;
-}
-
-int ucoll__tl_ep(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p)
-{
-    ucoll_tl_peer_t *peer = &ctx->tl->peers[rank];
-
-    if (peer->state == UCOLL_TL_EP_UP) {
-        *ep_p = peer->ep;
-        return UCOLL_OK;
-    }
-    return tl_ep_connect(ctx, rank, ep_p);
 }
 
 int ucoll__tl_kind(ucoll_ctx_t *ctx, int rank)
@@ -394,18 +383,6 @@ void ucoll__tl_watch(ucoll_ctx_t *ctx)
             ucoll__tl_set_failed(ctx, i, UCOLL_ERR_PEER);
         }
     }
-}
-
-int ucoll__tl_progress(ucoll_ctx_t *ctx)
-{
-    ucoll_tl_t *tl = ctx->tl;
-    int n = (int)ucp_worker_progress(tl->worker);
-
-    if (tl->nwatched && (++tl->watch_tick & 1023) == 0 &&
-        ucoll__tl_now_ns() - tl->watch_last >= UCOLL_TL_WATCH_NS) {
-        ucoll__tl_watch(ctx);
-    }
-    return n;
 }
 
 int ucoll__tl_arm(ucoll_ctx_t *ctx)

@@ -84,8 +84,19 @@ enum { UCOLL_AM_MSG = 0, UCOLL_AM_CTL = 1 };
 
 /* The endpoint to job rank `rank`, created on first use (fetching the
  * peer's address first with direct modex). UCOLL_ERR_PEER when that peer has
- * failed, UCOLL_ERR_TRANSPORT / _BOOTSTRAP when it cannot be reached. */
-int ucoll__tl_ep(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p);
+ * failed, UCOLL_ERR_TRANSPORT / _BOOTSTRAP when it cannot be reached.
+ * The connected case is inline; the rest is ucoll__tl_ep_connect. */
+int ucoll__tl_ep_connect(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p);
+static inline int ucoll__tl_ep(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p)
+{
+    const ucoll_tl_peer_t *peer = &ctx->tl->peers[rank];
+
+    if (ucoll_likely(peer->state == UCOLL_TL_EP_UP)) {
+        *ep_p = peer->ep;
+        return UCOLL_OK;
+    }
+    return ucoll__tl_ep_connect(ctx, rank, ep_p);
+}
 
 /* Whether rank has been reported failed. */
 static inline int ucoll__tl_failed(const ucoll_ctx_t *ctx, int rank)
@@ -111,23 +122,32 @@ int ucoll__tl_status(ucs_status_t status);
  * seconds. */
 void ucoll__tl_close_eps(ucoll_ctx_t *ctx);
 
+/* Check the liveness of watched peers now. */
+void ucoll__tl_watch(ucoll_ctx_t *ctx);
+/* Monotonic clock in nanoseconds. */
+uint64_t ucoll__tl_now_ns(void);
+
 /* One pass of UCX progress plus, now and then, the liveness watch of
  * same-node peers; returns the number of events. */
-int ucoll__tl_progress(ucoll_ctx_t *ctx);
+static inline int ucoll__tl_progress(ucoll_ctx_t *ctx)
+{
+    ucoll_tl_t *tl = ctx->tl;
+    int n = (int)ucp_worker_progress(tl->worker);
+
+    if (ucoll_unlikely(tl->nwatched && (++tl->watch_tick & 1023) == 0) &&
+        ucoll__tl_now_ns() - tl->watch_last >= UCOLL_TL_WATCH_NS) {
+        ucoll__tl_watch(ctx);
+    }
+    return n;
+}
 
 /* Prepare to sleep on the worker's event fd: 0 when the caller may poll()
  * ctx->tl->efd, 1 when events are pending (progress again instead). */
 int ucoll__tl_arm(ucoll_ctx_t *ctx);
 
-/* Check the liveness of watched peers now. */
-void ucoll__tl_watch(ucoll_ctx_t *ctx);
-
 /* Operation records (see the header comment). alloc returns NULL when out of
  * memory; free puts it back (also when called from a UCX callback). */
 ucoll_tl_op_t *ucoll__tl_op_alloc(ucoll_tl_t *tl, void *req, int what);
 void ucoll__tl_op_free(ucoll_tl_t *tl, ucoll_tl_op_t *op);
-
-/* Monotonic clock in nanoseconds. */
-uint64_t ucoll__tl_now_ns(void);
 
 #endif
