@@ -203,6 +203,14 @@ static inline void copy_bytes(void *dst, const void *src, size_t n)
     }
 }
 
+/* Take a receive out of its posted queue. */
+static inline void unpost(ucoll_p2p_t *p, ucoll_req_t *req)
+{
+    ucoll_list_del(&req->link);
+    req->u.p2p.posted = 0;
+    p->st.posted_depth--;
+}
+
 static inline ucoll_req_t *first_posted(ucoll_list_t *list, int tag)
 {
     ucoll_list_t *pos;
@@ -241,8 +249,7 @@ static inline ucoll_req_t *match_posted(ucoll_p2p_t *p, const wire_hdr_t *hdr)
         }
     }
     if (req) {
-        ucoll_list_del(&req->link);
-        p->st.posted_depth--;
+        unpost(p, req);
     }
     return req;
 }
@@ -836,6 +843,7 @@ static void post_recv(ucoll_p2p_t *p, ucoll_req_t *req)
     } else {
         ucoll_list_add_tail(&cq->wild, &req->link);
     }
+    s->posted = 1;
     p->st.posted_depth++;
     p->st.posted_peak = UCOLL_MAX(p->st.posted_peak, p->st.posted_depth);
 }
@@ -1112,8 +1120,7 @@ static void on_peer_failure(ucoll_ctx_t *ctx, int rank, int status)
                 {
                     req = ucoll_container_of(pos, ucoll_req_t, link);
                     if (req->u.p2p.world == rank) {
-                        ucoll_list_del(&req->link);
-                        p->st.posted_depth--;
+                        unpost(p, req);
                         fail_list_add(&fail, req);
                     }
                 }
@@ -1122,8 +1129,7 @@ static void on_peer_failure(ucoll_ctx_t *ctx, int rank, int status)
             {
                 req = ucoll_container_of(pos, ucoll_req_t, link);
                 if (comm_has_failed(p, req->u.p2p.comm, rank)) {
-                    ucoll_list_del(&req->link);
-                    p->st.posted_depth--;
+                    unpost(p, req);
                     fail_list_add(&fail, req);
                 }
             }
@@ -1543,6 +1549,39 @@ send_now(ucoll_p2p_t *p, ucoll_comm_t *comm, const void *buf, size_t bytes, int 
     return 1;
 }
 
+static void orphan_done(ucoll_req_t *req)
+{
+    ucoll__req_release(req);
+}
+
+/*
+ * Wait for the request of a blocking call and free it. When the wait times
+ * out the caller has no handle to try again with: a receive still waiting in
+ * a posted queue is withdrawn (nothing will be written to its buffer), and
+ * an operation already under way is left to finish on its own and freed
+ * then (a rendezvous may still complete into the buffer).
+ */
+static int wait_blocking(ucoll_p2p_t *p, ucoll_req_t *req, ucoll_status_t *status)
+{
+    int ret = ucoll__wait_flag(p->ctx, &req->complete);
+
+    if (ucoll_unlikely(ret != UCOLL_OK)) {
+        if (req->u.p2p.posted) {
+            unpost(p, req);
+            ucoll__req_release(req);
+        } else {
+            req->cb = orphan_done;
+        }
+        return ret;
+    }
+    ret = req->status.error;
+    if (status) {
+        *status = req->status;
+    }
+    ucoll__req_release(req);
+    return ret;
+}
+
 /* ucoll_send for everything send_now does not take. */
 static __attribute__((noinline)) int send_wait(const void *buf, size_t count, ucoll_dtype_t dt,
                                                int dst, int tag, ucoll_comm_t *comm)
@@ -1550,7 +1589,7 @@ static __attribute__((noinline)) int send_wait(const void *buf, size_t count, uc
     ucoll_req_t *req;
     int ret = ucoll_isend(buf, count, dt, dst, tag, comm, &req);
 
-    return ret != UCOLL_OK ? ret : ucoll_wait(req, NULL);
+    return ret != UCOLL_OK ? ret : wait_blocking(comm->ctx->p2p, req, NULL);
 }
 
 int ucoll_send(const void *buf, size_t count, ucoll_dtype_t dt, int dst, int tag,
@@ -1573,6 +1612,18 @@ int ucoll_recv(void *buf, size_t count, ucoll_dtype_t dt, int src, int tag, ucol
     ucoll_req_t *req;
     int ret;
 
-    ret = ucoll_irecv(buf, count, dt, src, tag, comm, &req);
-    return ret != UCOLL_OK ? ret : ucoll_wait(req, status);
+    /* plainly valid arguments skip the full checks (and their messages) */
+    if (ucoll_likely(comm != NULL && comm->ctx->p2p != NULL && (unsigned)dt < UCOLL_DTYPE_LAST &&
+                     ((unsigned)src < (unsigned)comm->size || src == UCOLL_ANY_SOURCE) &&
+                     ((unsigned)tag <= UCOLL_TAG_UB || tag == UCOLL_ANY_TAG) &&
+                     (buf != NULL || count == 0) && count <= SIZE_MAX / 8)) {
+        req = user_req(comm, UCOLL_REQ_RECV, buf, count * ucoll__dtype_size(dt), src, tag);
+        if (req == NULL) {
+            return UCOLL_ERR_NOMEM;
+        }
+        post_recv(comm->ctx->p2p, req);
+    } else if ((ret = ucoll_irecv(buf, count, dt, src, tag, comm, &req)) != UCOLL_OK) {
+        return ret;
+    }
+    return wait_blocking(comm->ctx->p2p, req, status);
 }

@@ -30,6 +30,7 @@ struct ucoll_p2p_req {
     uint64_t post_seq;      /* receive: posting order */
     ucoll_list_t peer_link; /* in the peer's in-flight list */
     int inflight;
+    int posted; /* receive: waiting in a posted queue */
     void *op;   /* ucoll_tl_op_t of the UCX operation in flight */
     void *msg;  /* matched announcement awaiting its fetch */
     void *memh; /* RNDV_GET send: registration */

@@ -491,9 +491,16 @@ static void run_timeout(void)
     struct timespec t0, t1;
     ucoll_req_t *r;
     double secs;
-    int v = 0, ret;
+    int v = 0, w = -1, ret;
 
     if (me == 0) {
+        /* a blocking receive that times out is withdrawn: the message sent
+         * later lands in the unexpected queue, not in w */
+        ret = ucoll_recv(&w, 1, UCOLL_INT32, 1, 97, world, NULL);
+        if (ret != UCOLL_ERR_TIMEOUT || w != -1) {
+            FAIL("blocking receive returned %s (w = %d), expected a timeout", ucoll_strerror(ret),
+                 w);
+        }
         OK(ucoll_irecv(&v, 1, UCOLL_INT32, 1, 99, world, &r));
         clock_gettime(CLOCK_MONOTONIC, &t0);
         ret = ucoll_wait(r, NULL);
@@ -508,6 +515,13 @@ static void run_timeout(void)
         if (v != 1234) {
             FAIL("late message carried %d", v);
         }
+        if (w != -1) {
+            FAIL("a withdrawn receive was written to (%d)", w);
+        }
+        OK(ucoll_recv(&w, 1, UCOLL_INT32, 1, 97, world, NULL));
+        if (w != 4321) {
+            FAIL("message to the withdrawn receive carried %d, expected 4321", w);
+        }
     } else if (me == 1) {
         /* rank 0 only says go after its own timeout: wait through ours */
         OK(ucoll_irecv(&v, 0, UCOLL_BYTE, 0, 98, world, &r));
@@ -516,6 +530,8 @@ static void run_timeout(void)
         OK(ret);
         v = 1234;
         OK(ucoll_send(&v, 1, UCOLL_INT32, 0, 99, world));
+        v = 4321;
+        OK(ucoll_send(&v, 1, UCOLL_INT32, 0, 97, world));
     }
 }
 
