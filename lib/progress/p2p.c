@@ -33,6 +33,7 @@
 #include "dtype.h"
 #include "progress/net.h"
 #include "progress/request.h"
+#include "transport/rcache.h"
 #include "transport/ucx.h"
 #include "transport/wire.h"
 
@@ -102,7 +103,8 @@ struct ucoll_p2p {
     uint64_t post_seq;
     int in_progress;
     int nfailed;
-    ucoll_list_t deferred; /* RNDV_AM receives to fetch after progress */
+    ucoll_list_t deferred;  /* RNDV_AM receives to fetch after progress */
+    ucoll_rcache_t *rcache; /* RNDV_GET send buffers; created on first use */
     size_t credit_batch;
     p2p_stats_t st;
 };
@@ -326,6 +328,15 @@ static void inflight_del(ucoll_req_t *req)
     }
 }
 
+/* A get-rendezvous send is done with its registration. */
+static void reg_put(ucoll_p2p_t *p, ucoll_req_t *req)
+{
+    if (req->u.p2p.reg) {
+        ucoll__rcache_put(p->rcache, req->u.p2p.reg);
+        req->u.p2p.reg = NULL;
+    }
+}
+
 static void msg_free(ucoll_p2p_t *p, p2p_msg_t *msg)
 {
     if (msg->desc) {
@@ -518,13 +529,16 @@ static int rndv_mode(ucoll_p2p_t *p, int world)
         case UCOLL_RNDV_AM: peer->rndv_mode = UCOLL_PROTO_RNDV_AM; break;
         case UCOLL_RNDV_GET: peer->rndv_mode = UCOLL_PROTO_RNDV_GET; break;
         default:
-            /* measured with ucoll_bench bw/latency, UCX 1.13.1, medians of
-             * 3 runs (MB/s at 64K/1M/4M): shared memory tag 10294/13794/
-             * 13013, am 9771/15149/14374, get 10705/14153/13652; TCP tag
-             * 1879/4322/4341, am 1783/4094/4358, get 1826/3873/4541.
-             * Latencies from 16K to 256K tie within 3%. AM wins at large
-             * sizes on shared memory; on TCP the tagged transfer wins or
-             * ties and, unlike get, needs no registration per message. */
+            /* measured with ucoll_bench bw/latency, UCX 1.13.1. Shared
+             * memory, MB/s at 64K/1M/4M: tag 10.6-11.1k/17.5-17.8k/14.8-
+             * 15.3k, am 10.4-11.1k/13.9-17.8k/11.0-13.4k, get (registration
+             * cached) 10.0-12.6k/11.1-12.6k/11.1-13.1k; get has the lowest
+             * latency at 16K (4.2 vs 5.8 us for am) but needs
+             * UCP_FEATURE_RMA, which slows every small message, so it is
+             * only used when asked for. TCP, 4M: tag 4330, am 3391, get
+             * 1030 MB/s (a quarter: UCX 1.13 emulates get over TCP). AM
+             * and tag trade places between runs on shared memory; tag
+             * leads on TCP. */
             peer->rndv_mode = ucoll__tl_kind(p->ctx, world) == UCOLL_TL_KIND_SHM
                                   ? UCOLL_PROTO_RNDV_AM
                                   : UCOLL_PROTO_RNDV_TAG;
@@ -544,7 +558,7 @@ static void start_send(ucoll_p2p_t *p, ucoll_req_t *req)
     ucoll_tl_op_t *op;
     wire_rts_t *rts;
     size_t cost, rkey_len = 0;
-    void *rkey_buf, *r;
+    void *r;
     ucp_ep_h ep;
     int ret, proto;
 
@@ -601,25 +615,21 @@ static void start_send(ucoll_p2p_t *p, ucoll_req_t *req)
         proto = rndv_mode(p, s->world);
     }
     if (proto == UCOLL_PROTO_RNDV_GET) {
-        ucp_mem_map_params_t mp = {0};
-        ucp_mem_h memh;
+        ucoll_reg_t *reg;
 
-        mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
-        mp.address = s->buf;
-        mp.length = s->bytes;
-        if (ucp_mem_map(p->tl->context, &mp, &memh) != UCS_OK) {
+        if (p->rcache == NULL) {
+            p->rcache = ucoll__rcache_create(p->tl->context);
+        }
+        reg = p->rcache ? ucoll__rcache_get(p->rcache, s->buf, s->bytes) : NULL;
+        if (reg == NULL) {
             proto = UCOLL_PROTO_RNDV_TAG;
-        } else if (ucp_rkey_pack(p->tl->context, memh, &rkey_buf, &rkey_len) != UCS_OK) {
-            ucp_mem_unmap(p->tl->context, memh);
-            proto = UCOLL_PROTO_RNDV_TAG;
-        } else if (sizeof(*rts) + rkey_len > UCOLL_TL_OP_HDR) {
-            ucp_rkey_buffer_release(rkey_buf);
-            ucp_mem_unmap(p->tl->context, memh);
+        } else if (sizeof(*rts) + reg->rkey_len > UCOLL_TL_OP_HDR) {
+            ucoll__rcache_put(p->rcache, reg);
             proto = UCOLL_PROTO_RNDV_TAG;
         } else {
-            s->memh = memh;
-            memcpy(rts + 1, rkey_buf, rkey_len);
-            ucp_rkey_buffer_release(rkey_buf);
+            s->reg = reg;
+            rkey_len = reg->rkey_len;
+            memcpy(rts + 1, reg->rkey_buf, rkey_len);
             fill_hdr(p, req, &rts->h, proto);
             rts->h.rkey_len = (uint16_t)rkey_len;
             rts->cookie = (uint64_t)(uintptr_t)req;
@@ -654,10 +664,7 @@ static void start_send(ucoll_p2p_t *p, ucoll_req_t *req)
         ucoll__tl_op_free(p->tl, op);
         if (UCS_PTR_IS_ERR(r)) {
             inflight_del(req);
-            if (s->memh) {
-                ucp_mem_unmap(p->tl->context, s->memh);
-                s->memh = NULL;
-            }
+            reg_put(p, req);
             ucoll__req_complete(req, ucoll__tl_status(UCS_PTR_STATUS(r)));
         }
     }
@@ -1031,10 +1038,7 @@ static ucs_status_t am_ctl_cb(void *arg, const void *header, size_t header_lengt
     }
     if (ctl.type == UCOLL_CTL_FIN || ctl.status != UCOLL_OK) {
         inflight_del(req);
-        if (req->u.p2p.memh) {
-            ucp_mem_unmap(p->tl->context, req->u.p2p.memh);
-            req->u.p2p.memh = NULL;
-        }
+        reg_put(p, req);
         ucoll__req_complete(req, UCOLL_OK);
         return UCS_OK;
     }
@@ -1094,10 +1098,7 @@ static void on_peer_failure(ucoll_ctx_t *ctx, int rank, int status)
             ucp_rkey_destroy(req->u.p2p.rkey);
             req->u.p2p.rkey = NULL;
         }
-        if (req->u.p2p.memh) {
-            ucp_mem_unmap(p->tl->context, req->u.p2p.memh);
-            req->u.p2p.memh = NULL;
-        }
+        reg_put(p, req);
         fail_list_add(&fail, req);
     }
     ucoll_list_for_each_safe(pos, tmp, &p->deferred)
@@ -1255,6 +1256,15 @@ static void print_stats(ucoll_p2p_t *p)
             p->ctx->rank, s->msgs[0], s->bytes[0], s->msgs[1], s->bytes[1], s->fallback,
             s->rmsgs[0], s->rbytes[0], s->rmsgs[1], s->rbytes[1], s->credit_msgs, s->unexp_peak,
             s->unexp_bytes_peak, s->posted_peak, s->ooo);
+    if (p->rcache) {
+        ucoll_rcache_stats_t rs;
+
+        ucoll__rcache_stats(p->rcache, &rs);
+        fprintf(stderr,
+                "ucoll[%d] stats: registration cache %" PRIu64 " hits, %" PRIu64 " misses, %" PRIu64
+                " evictions, %" PRIu64 " invalidations\n",
+                p->ctx->rank, rs.hits, rs.misses, rs.evictions, rs.invalidations);
+    }
 }
 
 void ucoll__p2p_cleanup(ucoll_ctx_t *ctx)
@@ -1296,9 +1306,7 @@ void ucoll__p2p_cleanup(ucoll_ctx_t *ctx)
             if (req->u.p2p.rkey) {
                 ucp_rkey_destroy(req->u.p2p.rkey);
             }
-            if (req->u.p2p.memh) {
-                ucp_mem_unmap(p->tl->context, req->u.p2p.memh);
-            }
+            reg_put(p, req);
         }
         ucoll_list_for_each_safe(pos, tmp, &p->peers[i].ooo)
         {
@@ -1328,6 +1336,7 @@ void ucoll__p2p_cleanup(ucoll_ctx_t *ctx)
     if (ctx->cfg.stats) {
         print_stats(p);
     }
+    ucoll__rcache_destroy(p->rcache);
     p->tl->on_failure = NULL;
     free(p->peers);
     free(p);

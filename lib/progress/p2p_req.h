@@ -33,7 +33,7 @@ struct ucoll_p2p_req {
     int posted; /* receive: waiting in a posted queue */
     void *op;   /* ucoll_tl_op_t of the UCX operation in flight */
     void *msg;  /* matched announcement awaiting its fetch */
-    void *memh; /* RNDV_GET send: registration */
+    void *reg;  /* RNDV_GET send: ucoll_reg_t from the registration cache */
     void *rkey; /* RNDV_GET receive: unpacked rkey */
 };
 
