@@ -40,6 +40,7 @@ struct ucoll_comm {
     int size;
     int *world;        /* world rank of each rank; NULL for the world itself */
     uint32_t coll_seq; /* collective calls so far: the tag of the next one */
+    int wired;         /* an endpoint to every member exists (first ANY_SOURCE) */
     ucoll_list_t link; /* in ctx->comms */
 };
 

@@ -817,6 +817,7 @@ static void post_recv(ucoll_p2p_t *p, ucoll_req_t *req)
     p2p_cq_t *cq;
     p2p_bucket_t *b;
     ucp_ep_h ep;
+    int r;
 
     s->post_seq = ++p->post_seq;
     s->world = s->peer == UCOLL_ANY_SOURCE ? -1 : ucoll__comm_world_rank(s->comm, s->peer);
@@ -831,9 +832,21 @@ static void post_recv(ucoll_p2p_t *p, ucoll_req_t *req)
             ucoll__req_complete(req, UCOLL_ERR_PEER);
             return;
         }
-    } else if (comm_has_failed(p, s->comm, -1)) {
-        ucoll__req_complete(req, UCOLL_ERR_PEER);
-        return;
+    } else {
+        if (ucoll_unlikely(!s->comm->wired)) {
+            /* any member may be the sender: connect to them all once, so
+             * that a member which dies is noticed (UCX's error callback,
+             * or the pid watch on this node) even if nothing else ever
+             * talks to it */
+            for (r = 0; r < s->comm->size; r++) {
+                (void)ucoll__tl_ep(p->ctx, ucoll__comm_world_rank(s->comm, r), &ep);
+            }
+            s->comm->wired = 1;
+        }
+        if (comm_has_failed(p, s->comm, -1)) {
+            ucoll__req_complete(req, UCOLL_ERR_PEER);
+            return;
+        }
     }
     cq = cq_get(p, s->ctx_id, 1);
     if (cq == NULL) {

@@ -289,6 +289,8 @@ static int ep_kind(ucp_ep_h ep)
 
 /* The connecting half of ucoll__tl_ep, kept out of line so that the hot
  * path (an endpoint that is up) does not pay for setting up parameters. */
+static int pid_alive(pid_t pid);
+
 int ucoll__tl_ep_connect(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p)
 {
     ucoll_tl_t *tl = ctx->tl;
@@ -320,6 +322,16 @@ int ucoll__tl_ep_connect(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p)
     }
     st = ucp_ep_create(tl->worker, &params, &peer->ep);
     if (st != UCS_OK) {
+        /* a peer that died before anyone connected to it: on this node its
+         * process is gone (and its shared memory or socket with it); on
+         * another node its socket refuses the connection */
+        if (rank != ctx->rank &&
+            (peer->local && peer->pid > 0 ? !pid_alive(peer->pid)
+                                          : ucoll__tl_status(st) == UCOLL_ERR_PEER)) {
+            ucoll_debug("connecting to rank %d: %s", rank, ucs_status_string(st));
+            ucoll__tl_set_failed(ctx, rank, UCOLL_ERR_PEER);
+            return UCOLL_ERR_PEER;
+        }
         ucoll_error("cannot connect to rank %d: %s", rank, ucs_status_string(st));
         return UCOLL_ERR_TRANSPORT;
     }

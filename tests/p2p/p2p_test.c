@@ -3,6 +3,8 @@
  * ranks:
  *   p2p_test [all]   every case below
  *   p2p_test kill    rank 1 dies without finalize while rank 0 waits on it
+ *   p2p_test killwild  the other ranks die at once; rank 0's ANY_SOURCE
+ *                    receive (no endpoint to them yet) must fail
  *   p2p_test timeout with UCOLL_TIMEOUT=1, a wait for a message not sent yet
  *                    times out, the request stays valid and completes later
  * Cases: argument errors, self, zero bytes, sizes 0..64 MiB across the
@@ -486,6 +488,36 @@ static int run_kill(ucoll_ctx_t *ctx)
     _exit(failures ? 1 : 0);
 }
 
+/* Rank 1 dies before any endpoint to it exists; rank 0 only ever posts an
+ * ANY_SOURCE receive, which must still fail with UCOLL_ERR_PEER. */
+static int run_kill_wild(void)
+{
+    struct timespec t0, t1;
+    ucoll_req_t *w;
+    double secs;
+    int v = 0, ret;
+
+    signal(SIGTERM, SIG_IGN);
+    if (me != 0) {
+        _exit(0);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ret = ucoll_irecv(&v, 1, UCOLL_INT32, UCOLL_ANY_SOURCE, 0, world, &w);
+    if (ret == UCOLL_OK) {
+        ret = ucoll_wait(w, NULL);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    if (ret != UCOLL_ERR_PEER || secs > 20) {
+        FAIL("wildcard receive with a dead peer: %s after %.2f s", ucoll_strerror(ret), secs);
+    } else {
+        printf("p2p_test: dead peer detected by a wildcard receive in %.2f s\n", secs);
+    }
+    printf("p2p_test: %s\n", failures ? "FAIL" : "PASS");
+    fflush(stdout);
+    _exit(failures ? 1 : 0);
+}
+
 static void run_timeout(void)
 {
     struct timespec t0, t1;
@@ -562,6 +594,13 @@ int main(int argc, char **argv)
             return 1;
         }
         return run_kill(ctx);
+    }
+    if (!strcmp(mode, "killwild")) {
+        if (np < 2) {
+            fprintf(stderr, "p2p_test killwild needs 2 ranks\n");
+            return 1;
+        }
+        return run_kill_wild();
     }
     if (!strcmp(mode, "timeout")) {
         if (np > 1) {
