@@ -71,7 +71,9 @@ static const cfg_row_t cfg_table[] = {
      "eager bytes a sender may have unconsumed at one receiver before it falls back to rendezvous",
      OFF(eager_credits), NULL},
     {"RNDV_MODE", CFG_ENUM, "auto",
-     "rendezvous payload mechanism: auto, tag (tagged transfer), am (AM rendezvous), get (RMA get)",
+     "rendezvous payload mechanism: auto (am on shared memory, tag otherwise), tag (tagged "
+     "transfer), am (AM rendezvous), get (RMA get from a cached registration; enables UCX RMA, "
+     "which slows small messages)",
      OFF(rndv_mode), rndv_names},
     {"WAIT", CFG_ENUM, "hybrid",
      "waiting: spin (busy poll), block (sleep on the worker fd), hybrid (spin, then sleep)",
