@@ -23,6 +23,7 @@
 #include "dtype.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -110,6 +111,54 @@ size_t ucoll__coll_bytes(const ucoll_coll_args_t *a, int p)
         return a->count * (size_t)p * a->esize;
     }
     return a->count * a->esize;
+}
+
+/* ---- argument checks -------------------------------------------------- */
+
+int ucoll__coll_check_req(const char *name, ucoll_req_t **req)
+{
+    if (req == NULL) {
+        ucoll_debug("%s: NULL request pointer", name);
+        return UCOLL_ERR_ARG;
+    }
+    return UCOLL_OK;
+}
+
+int ucoll__coll_check_root(const char *name, const ucoll_comm_t *comm, int root)
+{
+    if (root < 0 || root >= comm->size) {
+        ucoll_debug("%s: root %d not in [0, %d)", name, root, comm->size);
+        return UCOLL_ERR_ARG;
+    }
+    return UCOLL_OK;
+}
+
+int ucoll__coll_check_count(const char *name, const ucoll_comm_t *comm, size_t count, size_t esize)
+{
+    if (count > SIZE_MAX / esize / (size_t)comm->size) {
+        ucoll_debug("%s: count %zu times %d ranks overflows", name, count, comm->size);
+        return UCOLL_ERR_ARG;
+    }
+    return UCOLL_OK;
+}
+
+int ucoll__coll_check_not_in_place(const char *name, const char *param, const void *buf)
+{
+    if (buf == UCOLL_IN_PLACE) {
+        ucoll_debug("%s: %s cannot be UCOLL_IN_PLACE", name, param);
+        return UCOLL_ERR_ARG;
+    }
+    return UCOLL_OK;
+}
+
+size_t ucoll__blocks_extent(const size_t *counts, const size_t *displs, int p)
+{
+    size_t max = 0;
+
+    for (int i = 0; i < p; i++) {
+        max = UCOLL_MAX(max, displs[i] + counts[i]);
+    }
+    return max;
 }
 
 /* ---- tuning file -------------------------------------------------------- */

@@ -81,6 +81,43 @@ const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args
  * hand back the request. Used by every ucoll_i<op> entry point. */
 int ucoll__coll_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_t **req_p);
 
+/* Argument checks of the entry points. Each logs the reason at debug level,
+ * prefixed with name (the operation, as ucoll__coll_name), and returns
+ * UCOLL_ERR_ARG; all pass before the call takes a sequence number. */
+/* req is somewhere to put the request. */
+int ucoll__coll_check_req(const char *name, ucoll_req_t **req);
+/* root is a rank of comm (comm already checked). */
+int ucoll__coll_check_root(const char *name, const ucoll_comm_t *comm, int root);
+/* count elements of esize bytes for each rank of comm fit in a size_t. */
+int ucoll__coll_check_count(const char *name, const ucoll_comm_t *comm, size_t count, size_t esize);
+/* buf, passed as the parameter called param, is not UCOLL_IN_PLACE. */
+int ucoll__coll_check_not_in_place(const char *name, const char *param, const void *buf);
+/* Elements spanned by p blocks, block i being counts[i] at displs[i]. */
+size_t ucoll__blocks_extent(const size_t *counts, const size_t *displs, int p);
+
+/* The entry points of collectives that mirror each other (algos/entry.c):
+ * each checks the arguments, as above and per operation, and starts the
+ * call. coll names the operation of the pair.
+ *
+ * Gather and scatter, gatherv and scatterv: at the root one buffer, "big"
+ * (gather's rbuf, scatter's sbuf), has a block for every rank; the other,
+ * "small", has the root's own block, or is UCOLL_IN_PLACE for the root's
+ * block where it is in big. Elsewhere only small matters. */
+int ucoll__gather_scatter_start(ucoll_coll_t coll, const void *sbuf, void *rbuf, size_t count,
+                                ucoll_dtype_t dt, int root, ucoll_comm_t *comm, ucoll_req_t **req);
+/* count is small's count (gatherv's scount, scatterv's rcount); counts and
+ * displs lay out big (gatherv's rcounts, scatterv's scounts) and, like big,
+ * matter at the root only. Unless small is UCOLL_IN_PLACE, the root's block
+ * may not be longer in sbuf than in rbuf (UCOLL_ERR_TRUNCATE). */
+int ucoll__gatherv_scatterv_start(ucoll_coll_t coll, const void *sbuf, void *rbuf, size_t count,
+                                  const size_t *counts, const size_t *displs, ucoll_dtype_t dt,
+                                  int root, ucoll_comm_t *comm, ucoll_req_t **req);
+/* Allgather and alltoall: rbuf has a block for every rank; sbuf has one
+ * block (allgather) or one for every rank (alltoall), or is UCOLL_IN_PLACE
+ * for the data already in rbuf. */
+int ucoll__allgather_alltoall_start(ucoll_coll_t coll, const void *sbuf, void *rbuf, size_t count,
+                                    ucoll_dtype_t dt, ucoll_comm_t *comm, ucoll_req_t **req);
+
 /* A copy step unless there is nothing to move: len 0, or dst == src (a
  * rank's own block already in place). */
 static inline int ucoll__sched_copy_if(ucoll_sched_t *s, void *dst, const void *src, size_t len)

@@ -18,15 +18,12 @@ int ucoll_iallgatherv(const void *sbuf, size_t scount, void *rbuf, const size_t 
                       const size_t *displs, ucoll_dtype_t dt, ucoll_comm_t *comm, ucoll_req_t **req)
 {
     ucoll_coll_args_t a = {0};
-    size_t max = 0, total = 0;
+    size_t total = 0;
     int st, i, r;
 
-    if ((st = ucoll__check_comm(comm)) != UCOLL_OK || (st = ucoll__check_dtype(dt)) != UCOLL_OK) {
+    if ((st = ucoll__check_comm(comm)) || (st = ucoll__check_dtype(dt)) ||
+        (st = ucoll__coll_check_req("allgatherv", req))) {
         return st;
-    }
-    if (req == NULL) {
-        ucoll_debug("allgatherv: NULL request pointer");
-        return UCOLL_ERR_ARG;
     }
     if (rcounts == NULL || displs == NULL) {
         ucoll_debug("allgatherv: rcounts and displs are required");
@@ -34,7 +31,6 @@ int ucoll_iallgatherv(const void *sbuf, size_t scount, void *rbuf, const size_t 
     }
     r = comm->rank;
     for (i = 0; i < comm->size; i++) {
-        max = UCOLL_MAX(max, displs[i] + rcounts[i]);
         total += rcounts[i];
     }
     a.coll = UCOLL_COLL_ALLGATHERV;
@@ -42,11 +38,9 @@ int ucoll_iallgatherv(const void *sbuf, size_t scount, void *rbuf, const size_t 
     a.dt = dt;
     a.esize = ucoll_dtype_size(dt);
     a.root = -1;
-    if (rbuf == UCOLL_IN_PLACE) {
-        ucoll_debug("allgatherv: rbuf cannot be UCOLL_IN_PLACE");
-        return UCOLL_ERR_ARG;
-    }
-    if ((st = ucoll__check_buf(rbuf, max, "allgatherv rbuf")) != UCOLL_OK) {
+    if ((st = ucoll__coll_check_not_in_place("allgatherv", "rbuf", rbuf)) ||
+        (st = ucoll__check_buf(rbuf, ucoll__blocks_extent(rcounts, displs, comm->size),
+                               "allgatherv rbuf"))) {
         return st;
     }
     if (sbuf == UCOLL_IN_PLACE) {

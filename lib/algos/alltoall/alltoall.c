@@ -1,13 +1,12 @@
 /*
- * Alltoall: API entry points, argument checks, the registry and the
- * in-place helper shared with alltoallv.
+ * Alltoall: API entry points, the registry and the in-place helper shared
+ * with alltoallv; the argument checks, shared with allgather, are in
+ * algos/entry.c.
  *
  * sbuf = UCOLL_IN_PLACE means the blocks to send are in rbuf and are
  * replaced by the blocks received.
  */
 #include "alltoall.h"
-
-#include <stdint.h>
 
 const ucoll_algo_t *const ucoll__alltoall_algos[] = {
     &ucoll__alltoall_pairwise,
@@ -33,42 +32,7 @@ const char *ucoll__alltoall_source(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 int ucoll_ialltoall(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt,
                     ucoll_comm_t *comm, ucoll_req_t **req)
 {
-    ucoll_coll_args_t a = {0};
-    int st;
-
-    if ((st = ucoll__check_comm(comm)) != UCOLL_OK || (st = ucoll__check_dtype(dt)) != UCOLL_OK) {
-        return st;
-    }
-    if (req == NULL) {
-        ucoll_debug("alltoall: NULL request pointer");
-        return UCOLL_ERR_ARG;
-    }
-    a.coll = UCOLL_COLL_ALLTOALL;
-    a.count = count;
-    a.dt = dt;
-    a.esize = ucoll_dtype_size(dt);
-    a.root = -1;
-    if (count > SIZE_MAX / a.esize / (size_t)comm->size) {
-        ucoll_debug("alltoall: count %zu times %d ranks overflows", count, comm->size);
-        return UCOLL_ERR_ARG;
-    }
-    if (rbuf == UCOLL_IN_PLACE) {
-        ucoll_debug("alltoall: rbuf cannot be UCOLL_IN_PLACE");
-        return UCOLL_ERR_ARG;
-    }
-    if ((st = ucoll__check_buf(rbuf, count * comm->size, "alltoall rbuf")) != UCOLL_OK) {
-        return st;
-    }
-    a.rbuf = rbuf;
-    if (sbuf == UCOLL_IN_PLACE) {
-        a.in_place = 1;
-        a.sbuf = rbuf;
-    } else if ((st = ucoll__check_buf(sbuf, count * comm->size, "alltoall sbuf")) != UCOLL_OK) {
-        return st;
-    } else {
-        a.sbuf = sbuf;
-    }
-    return ucoll__coll_start(comm, &a, req);
+    return ucoll__allgather_alltoall_start(UCOLL_COLL_ALLTOALL, sbuf, rbuf, count, dt, comm, req);
 }
 
 int ucoll_alltoall(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_comm_t *comm)

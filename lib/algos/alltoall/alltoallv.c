@@ -15,31 +15,17 @@ const ucoll_algo_t *const ucoll__alltoallv_algos[] = {
     NULL,
 };
 
-/* Elements spanned by the blocks (counts[i] at displs[i]). */
-static size_t blocks_extent(const size_t *counts, const size_t *displs, int p)
-{
-    size_t max = 0;
-    int i;
-
-    for (i = 0; i < p; i++) {
-        max = UCOLL_MAX(max, displs[i] + counts[i]);
-    }
-    return max;
-}
-
 int ucoll_ialltoallv(const void *sbuf, const size_t *scounts, const size_t *sdispls, void *rbuf,
                      const size_t *rcounts, const size_t *rdispls, ucoll_dtype_t dt,
                      ucoll_comm_t *comm, ucoll_req_t **req)
 {
     ucoll_coll_args_t a = {0};
+    size_t rextent;
     int st, p, r;
 
-    if ((st = ucoll__check_comm(comm)) != UCOLL_OK || (st = ucoll__check_dtype(dt)) != UCOLL_OK) {
+    if ((st = ucoll__check_comm(comm)) || (st = ucoll__check_dtype(dt)) ||
+        (st = ucoll__coll_check_req("alltoallv", req))) {
         return st;
-    }
-    if (req == NULL) {
-        ucoll_debug("alltoallv: NULL request pointer");
-        return UCOLL_ERR_ARG;
     }
     p = comm->size;
     r = comm->rank;
@@ -47,12 +33,9 @@ int ucoll_ialltoallv(const void *sbuf, const size_t *scounts, const size_t *sdis
         ucoll_debug("alltoallv: rcounts and rdispls are required");
         return UCOLL_ERR_ARG;
     }
-    if (rbuf == UCOLL_IN_PLACE) {
-        ucoll_debug("alltoallv: rbuf cannot be UCOLL_IN_PLACE");
-        return UCOLL_ERR_ARG;
-    }
-    if ((st = ucoll__check_buf(rbuf, blocks_extent(rcounts, rdispls, p), "alltoallv rbuf")) !=
-        UCOLL_OK) {
+    rextent = ucoll__blocks_extent(rcounts, rdispls, p);
+    if ((st = ucoll__coll_check_not_in_place("alltoallv", "rbuf", rbuf)) ||
+        (st = ucoll__check_buf(rbuf, rextent, "alltoallv rbuf"))) {
         return st;
     }
     a.coll = UCOLL_COLL_ALLTOALLV;
@@ -69,8 +52,8 @@ int ucoll_ialltoallv(const void *sbuf, const size_t *scounts, const size_t *sdis
             ucoll_debug("alltoallv: scounts and sdispls are required");
             return UCOLL_ERR_ARG;
         }
-        if ((st = ucoll__check_buf(sbuf, blocks_extent(scounts, sdispls, p), "alltoallv sbuf")) !=
-            UCOLL_OK) {
+        if ((st = ucoll__check_buf(sbuf, ucoll__blocks_extent(scounts, sdispls, p),
+                                   "alltoallv sbuf"))) {
             return st;
         }
         if (scounts[r] > rcounts[r]) {

@@ -13,12 +13,8 @@ int ucoll_ibarrier(ucoll_comm_t *comm, ucoll_req_t **req)
     ucoll_coll_args_t a = {0};
     int st;
 
-    if ((st = ucoll__check_comm(comm)) != UCOLL_OK) {
+    if ((st = ucoll__check_comm(comm)) || (st = ucoll__coll_check_req("barrier", req))) {
         return st;
-    }
-    if (req == NULL) {
-        ucoll_debug("barrier: NULL request pointer");
-        return UCOLL_ERR_ARG;
     }
     a.coll = UCOLL_COLL_BARRIER;
     a.dt = UCOLL_BYTE;

@@ -104,20 +104,11 @@ int ucoll_ibcast(void *buf, size_t count, ucoll_dtype_t dt, int root, ucoll_comm
     int st;
 
     if ((st = ucoll__check_comm(comm)) || (st = ucoll__check_dtype(dt)) ||
-        (st = ucoll__check_buf(buf, count, "bcast buf"))) {
+        (st = ucoll__check_buf(buf, count, "bcast buf")) ||
+        (st = ucoll__coll_check_req("bcast", req)) ||
+        (st = ucoll__coll_check_root("bcast", comm, root)) ||
+        (st = ucoll__coll_check_not_in_place("bcast", "buf", buf))) {
         return st;
-    }
-    if (req == NULL) {
-        ucoll_debug("bcast: NULL request pointer");
-        return UCOLL_ERR_ARG;
-    }
-    if (root < 0 || root >= comm->size) {
-        ucoll_debug("bcast: root %d not in [0, %d)", root, comm->size);
-        return UCOLL_ERR_ARG;
-    }
-    if (buf == UCOLL_IN_PLACE) {
-        ucoll_debug("bcast: buf cannot be UCOLL_IN_PLACE");
-        return UCOLL_ERR_ARG;
     }
     a.coll = UCOLL_COLL_BCAST;
     a.sbuf = buf;

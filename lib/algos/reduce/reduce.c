@@ -19,16 +19,9 @@ int ucoll_ireduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, 
     int st;
 
     if ((st = ucoll__check_comm(comm)) || (st = ucoll__check_dtype(dt)) ||
-        (st = ucoll__check_op(op, dt))) {
+        (st = ucoll__check_op(op, dt)) || (st = ucoll__coll_check_req("reduce", req)) ||
+        (st = ucoll__coll_check_root("reduce", comm, root))) {
         return st;
-    }
-    if (req == NULL) {
-        ucoll_debug("reduce: NULL request pointer");
-        return UCOLL_ERR_ARG;
-    }
-    if (root < 0 || root >= comm->size) {
-        ucoll_debug("reduce: root %d not in [0, %d)", root, comm->size);
-        return UCOLL_ERR_ARG;
     }
     a.coll = UCOLL_COLL_REDUCE;
     a.count = count;

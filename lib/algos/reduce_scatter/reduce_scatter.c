@@ -45,12 +45,8 @@ static int rs_start(ucoll_coll_t coll, const void *sbuf, void *rbuf, size_t coun
     int st;
 
     if ((st = ucoll__check_comm(comm)) || (st = ucoll__check_dtype(dt)) ||
-        (st = ucoll__check_op(op, dt))) {
+        (st = ucoll__check_op(op, dt)) || (st = ucoll__coll_check_req(name, req))) {
         return st;
-    }
-    if (req == NULL) {
-        ucoll_debug("%s: NULL request pointer", name);
-        return UCOLL_ERR_ARG;
     }
     a.esize = ucoll_dtype_size(dt);
     if (coll == UCOLL_COLL_REDUCE_SCATTER) {
@@ -67,16 +63,14 @@ static int rs_start(ucoll_coll_t coll, const void *sbuf, void *rbuf, size_t coun
         }
         mine = rcounts[comm->rank];
     } else {
-        if (count > SIZE_MAX / a.esize / (size_t)comm->size) {
-            ucoll_debug("%s: count %zu times %d ranks overflows", name, count, comm->size);
-            return UCOLL_ERR_ARG;
+        if ((st = ucoll__coll_check_count(name, comm, count, a.esize))) {
+            return st;
         }
         total = count * (size_t)comm->size;
         mine = count;
     }
-    if (rbuf == UCOLL_IN_PLACE) {
-        ucoll_debug("%s: rbuf cannot be UCOLL_IN_PLACE", name);
-        return UCOLL_ERR_ARG;
+    if ((st = ucoll__coll_check_not_in_place(name, "rbuf", rbuf))) {
+        return st;
     }
     if (sbuf == UCOLL_IN_PLACE) {
         if ((st = ucoll__check_buf(rbuf, total, "in-place rbuf"))) {
