@@ -440,79 +440,68 @@ static void test_flood(void)
     free(buf);
 }
 
-static int run_kill(ucoll_ctx_t *ctx)
+static double seconds_since(const struct timespec *t0)
 {
-    struct timespec t0, t1;
+    struct timespec t1;
+
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/*
+ * Rank 0 outlives peers that exit without finalizing. kill: rank 1 dies once
+ * everyone is connected; a receive from it, a wildcard receive and a send to
+ * it must fail with UCOLL_ERR_PEER. killwild (wild = 1): the others die at
+ * once, before any endpoint to them exists, and rank 0 only posts a wildcard
+ * receive, which must still fail with UCOLL_ERR_PEER.
+ */
+static int run_kill(int wild)
+{
+    struct timespec t0;
     ucoll_status_t st;
     ucoll_req_t *r, *w;
     double secs;
-    int v = 0, ret, ret2;
+    int v = 0, ret = UCOLL_ERR_PEER, ret2;
 
     /* the launcher may end the job once a rank exits without finalizing:
      * rank 0 outlives its SIGTERM long enough to report (it is SIGKILLed
      * after a grace period) */
     signal(SIGTERM, SIG_IGN);
-    sync_all(1);
-    if (me == 1) {
-        usleep(100000);
-        _exit(0);
+    if (!wild) {
+        sync_all(1);
     }
     if (me != 0) {
+        if (me == 1 && !wild) {
+            usleep(100000);
+        }
         _exit(0);
     }
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    ret = ucoll_irecv(&v, 1, UCOLL_INT32, 1, 0, world, &r);
-    if (ret == UCOLL_OK) {
-        ret = ucoll_wait(r, &st);
+    if (!wild) {
+        ret = ucoll_irecv(&v, 1, UCOLL_INT32, 1, 0, world, &r);
+        if (ret == UCOLL_OK) {
+            ret = ucoll_wait(r, &st);
+        }
     }
     ret2 = ucoll_irecv(&v, 1, UCOLL_INT32, UCOLL_ANY_SOURCE, 0, world, &w);
     if (ret2 == UCOLL_OK) {
         ret2 = ucoll_wait(w, NULL);
     }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    secs = seconds_since(&t0);
     if (ret != UCOLL_ERR_PEER || ret2 != UCOLL_ERR_PEER || secs > 20) {
         FAIL("receive from a dead peer: %s / %s after %.2f s", ucoll_strerror(ret),
              ucoll_strerror(ret2), secs);
     } else {
-        printf("p2p_test: dead peer detected in %.2f s\n", secs);
+        printf("p2p_test: dead peer detected%s in %.2f s\n", wild ? " by a wildcard receive" : "",
+               secs);
     }
-    ret = ucoll_send(&v, 1, UCOLL_INT32, 1, 0, world);
-    if (ret != UCOLL_ERR_PEER) {
-        FAIL("send to a dead peer: %s", ucoll_strerror(ret));
+    if (!wild) {
+        ret = ucoll_send(&v, 1, UCOLL_INT32, 1, 0, world);
+        if (ret != UCOLL_ERR_PEER) {
+            FAIL("send to a dead peer: %s", ucoll_strerror(ret));
+        }
     }
-    (void)ctx;
     /* the job has lost a rank: no collective finalize */
-    printf("p2p_test: %s\n", failures ? "FAIL" : "PASS");
-    fflush(stdout);
-    _exit(failures ? 1 : 0);
-}
-
-/* Rank 1 dies before any endpoint to it exists; rank 0 only ever posts an
- * ANY_SOURCE receive, which must still fail with UCOLL_ERR_PEER. */
-static int run_kill_wild(void)
-{
-    struct timespec t0, t1;
-    ucoll_req_t *w;
-    double secs;
-    int v = 0, ret;
-
-    signal(SIGTERM, SIG_IGN);
-    if (me != 0) {
-        _exit(0);
-    }
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    ret = ucoll_irecv(&v, 1, UCOLL_INT32, UCOLL_ANY_SOURCE, 0, world, &w);
-    if (ret == UCOLL_OK) {
-        ret = ucoll_wait(w, NULL);
-    }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    if (ret != UCOLL_ERR_PEER || secs > 20) {
-        FAIL("wildcard receive with a dead peer: %s after %.2f s", ucoll_strerror(ret), secs);
-    } else {
-        printf("p2p_test: dead peer detected by a wildcard receive in %.2f s\n", secs);
-    }
     printf("p2p_test: %s\n", failures ? "FAIL" : "PASS");
     fflush(stdout);
     _exit(failures ? 1 : 0);
@@ -520,7 +509,7 @@ static int run_kill_wild(void)
 
 static void run_timeout(void)
 {
-    struct timespec t0, t1;
+    struct timespec t0;
     ucoll_req_t *r;
     double secs;
     int v = 0, w = -1, ret;
@@ -536,8 +525,7 @@ static void run_timeout(void)
         OK(ucoll_irecv(&v, 1, UCOLL_INT32, 1, 99, world, &r));
         clock_gettime(CLOCK_MONOTONIC, &t0);
         ret = ucoll_wait(r, NULL);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        secs = seconds_since(&t0);
         if (ret != UCOLL_ERR_TIMEOUT || secs < 0.9 || secs > 5) {
             FAIL("wait returned %s after %.2f s, expected a timeout after 1 s", ucoll_strerror(ret),
                  secs);
@@ -588,19 +576,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "p2p_test: at most 64 ranks\n");
         return 1;
     }
-    if (!strcmp(mode, "kill")) {
+    if (!strcmp(mode, "kill") || !strcmp(mode, "killwild")) {
         if (np < 2) {
-            fprintf(stderr, "p2p_test kill needs 2 ranks\n");
+            fprintf(stderr, "p2p_test %s needs 2 ranks\n", mode);
             return 1;
         }
-        return run_kill(ctx);
-    }
-    if (!strcmp(mode, "killwild")) {
-        if (np < 2) {
-            fprintf(stderr, "p2p_test killwild needs 2 ranks\n");
-            return 1;
-        }
-        return run_kill_wild();
+        return run_kill(!strcmp(mode, "killwild"));
     }
     if (!strcmp(mode, "timeout")) {
         if (np > 1) {
