@@ -1459,6 +1459,20 @@ static int p2p_args(const void *buf, size_t count, ucoll_dtype_t dt, int peer, i
     return UCOLL_OK;
 }
 
+/* Whether the arguments of a send (recv = 0) or receive are plainly valid,
+ * checked without a call: blocking calls then skip p2p_args, which checks
+ * the same and says what is wrong. count * 8 (the largest datatype) cannot
+ * overflow. */
+static inline int plain_args(const void *buf, size_t count, ucoll_dtype_t dt, int peer, int tag,
+                             const ucoll_comm_t *comm, int recv)
+{
+    return ucoll_likely(
+        comm != NULL && comm->ctx->p2p != NULL && (unsigned)dt < UCOLL_DTYPE_LAST &&
+        ((unsigned)peer < (unsigned)comm->size || (recv && peer == UCOLL_ANY_SOURCE)) &&
+        ((unsigned)tag <= UCOLL_TAG_UB || (recv && tag == UCOLL_ANY_TAG)) &&
+        (buf != NULL || count == 0) && count <= SIZE_MAX / 8);
+}
+
 static ucoll_req_t *user_req(ucoll_comm_t *comm, int kind, void *buf, size_t bytes, int peer,
                              int tag)
 {
@@ -1596,12 +1610,7 @@ static int wait_blocking(ucoll_p2p_t *p, ucoll_req_t *req, ucoll_status_t *statu
         }
         return ret;
     }
-    ret = req->status.error;
-    if (status) {
-        *status = req->status;
-    }
-    ucoll__req_release(req);
-    return ret;
+    return ucoll__req_finish(req, status);
 }
 
 /* ucoll_send for everything send_now does not take. */
@@ -1619,9 +1628,7 @@ int ucoll_send(const void *buf, size_t count, ucoll_dtype_t dt, int dst, int tag
 {
     /* a small message with plainly valid arguments goes straight out;
      * anything else takes the full checks (and their messages) */
-    if (ucoll_likely(comm != NULL && comm->ctx->p2p != NULL && (unsigned)dt < UCOLL_DTYPE_LAST &&
-                     (unsigned)dst < (unsigned)comm->size && (unsigned)tag <= UCOLL_TAG_UB &&
-                     (buf != NULL || count == 0) && count <= PACK_MAX) &&
+    if (count <= PACK_MAX && plain_args(buf, count, dt, dst, tag, comm, 0) &&
         send_now(comm->ctx->p2p, comm, buf, count * ucoll__dtype_size(dt), dst, tag)) {
         return UCOLL_OK;
     }
@@ -1635,10 +1642,7 @@ int ucoll_recv(void *buf, size_t count, ucoll_dtype_t dt, int src, int tag, ucol
     int ret;
 
     /* plainly valid arguments skip the full checks (and their messages) */
-    if (ucoll_likely(comm != NULL && comm->ctx->p2p != NULL && (unsigned)dt < UCOLL_DTYPE_LAST &&
-                     ((unsigned)src < (unsigned)comm->size || src == UCOLL_ANY_SOURCE) &&
-                     ((unsigned)tag <= UCOLL_TAG_UB || tag == UCOLL_ANY_TAG) &&
-                     (buf != NULL || count == 0) && count <= SIZE_MAX / 8)) {
+    if (plain_args(buf, count, dt, src, tag, comm, 1)) {
         req = user_req(comm, UCOLL_REQ_RECV, buf, count * ucoll__dtype_size(dt), src, tag);
         if (req == NULL) {
             return UCOLL_ERR_NOMEM;

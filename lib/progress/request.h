@@ -55,6 +55,19 @@ static inline void ucoll__req_complete(ucoll_req_t *req, int error)
         req->cb(req);
     }
 }
+/* A completed request handed to test/wait: its status out, the request back
+ * to the pool, its result returned. */
+static inline int ucoll__req_finish(ucoll_req_t *req, ucoll_status_t *status)
+{
+    int err = req->status.error;
+
+    if (status) {
+        *status = req->status;
+    }
+    ucoll__req_release(req);
+    return err;
+}
+
 /* Free every pool chunk; called at context destruction. */
 void ucoll__req_pool_cleanup(ucoll_ctx_t *ctx);
 

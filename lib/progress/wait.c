@@ -101,17 +101,6 @@ int ucoll__wait_flag(ucoll_ctx_t *ctx, const volatile int *flag)
     }
 }
 
-static int finish(ucoll_req_t *req, ucoll_status_t *status)
-{
-    int err = req->status.error;
-
-    if (status) {
-        *status = req->status;
-    }
-    ucoll__req_release(req);
-    return err;
-}
-
 int ucoll_test(ucoll_req_t *req, int *done, ucoll_status_t *status)
 {
     if (req == NULL || done == NULL) {
@@ -125,7 +114,7 @@ int ucoll_test(ucoll_req_t *req, int *done, ucoll_status_t *status)
         return UCOLL_OK;
     }
     *done = 1;
-    return finish(req, status);
+    return ucoll__req_finish(req, status);
 }
 
 int ucoll_wait(ucoll_req_t *req, ucoll_status_t *status)
@@ -139,7 +128,7 @@ int ucoll_wait(ucoll_req_t *req, ucoll_status_t *status)
     if (ret != UCOLL_OK) {
         return ret; /* timed out: the request stays valid */
     }
-    return finish(req, status);
+    return ucoll__req_finish(req, status);
 }
 
 int ucoll_waitall(size_t n, ucoll_req_t **reqs)
@@ -158,7 +147,7 @@ int ucoll_waitall(size_t n, ucoll_req_t **reqs)
         if (ret != UCOLL_OK) {
             return ret;
         }
-        ret = finish(reqs[i], NULL);
+        ret = ucoll__req_finish(reqs[i], NULL);
         reqs[i] = NULL;
         if (first == UCOLL_OK) {
             first = ret;

@@ -17,6 +17,7 @@ struct ucoll_rcache {
     pthread_mutex_t lock;
     ucoll_list_t lru;   /* ucoll_reg_t, most recent first */
     int nentries;       /* on lru */
+    int nstale;         /* of them, stale */
     int hooked;         /* unmap events arrive: caching is safe */
     uint64_t unmap_gen; /* bumped by every unmap event */
     uintptr_t page;
@@ -58,6 +59,7 @@ static void on_unmap(ucm_event_type_t type, ucm_event_t *event, void *arg)
 
         if (!reg->stale && reg->start < end && start < reg->end) {
             reg->stale = 1;
+            rc->nstale++;
             rc->st.invalidations++;
         }
     }
@@ -100,11 +102,15 @@ void ucoll__rcache_destroy(ucoll_rcache_t *rc)
     free(rc);
 }
 
-/* Unlink stale and surplus unused entries onto `out` (lock held). */
+/* Unlink stale and surplus unused entries onto `out` (lock held). Walks the
+ * list only when there is something to drop. */
 static void trim_locked(ucoll_rcache_t *rc, ucoll_list_t *out)
 {
     ucoll_list_t *pos, *tmp;
 
+    if (rc->nstale == 0 && rc->nentries <= UCOLL_RCACHE_ENTRIES) {
+        return;
+    }
     ucoll_list_for_each_safe(pos, tmp, &rc->lru)
     {
         ucoll_reg_t *reg = ucoll_container_of(pos, ucoll_reg_t, link);
@@ -113,6 +119,7 @@ static void trim_locked(ucoll_rcache_t *rc, ucoll_list_t *out)
             ucoll_list_del(&reg->link);
             ucoll_list_add_tail(out, &reg->link);
             rc->nentries--;
+            rc->nstale--;
         }
     }
     /* least recently used first */

@@ -287,10 +287,10 @@ static int ep_kind(ucp_ep_h ep)
     return shm ? UCOLL_TL_KIND_SHM : UCOLL_TL_KIND_NET;
 }
 
-/* The connecting half of ucoll__tl_ep, kept out of line so that the hot
- * path (an endpoint that is up) does not pay for setting up parameters. */
 static int pid_alive(pid_t pid);
 
+/* The connecting half of ucoll__tl_ep, kept out of line so that the hot
+ * path (an endpoint that is up) does not pay for setting up parameters. */
 int ucoll__tl_ep_connect(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p)
 {
     ucoll_tl_t *tl = ctx->tl;
