@@ -405,6 +405,7 @@ static int force_algo(ucoll_ctx_t *ctx, const bench_opts_t *o)
     }
     free(ctx->cfg.algo[o->coll]);
     ctx->cfg.algo[o->coll] = id;
+    ucoll__ctx_config_changed(ctx);
     return 0;
 }
 

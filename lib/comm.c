@@ -3,6 +3,7 @@
  * the argument checks every entry point shares.
  */
 #include "core.h"
+#include "algos/algos.h"
 
 #include <string.h>
 
@@ -56,6 +57,7 @@ int ucoll__comm_create_world(ucoll_ctx_t *ctx)
 
 void ucoll__comm_destroy(ucoll_comm_t *comm)
 {
+    ucoll__coll_cache_free(comm);
     ucoll_list_del(&comm->link);
     free(comm->world);
     free(comm);

@@ -41,6 +41,7 @@ struct ucoll_comm {
     int *world;        /* world rank of each rank; NULL for the world itself */
     uint32_t coll_seq; /* collective calls so far: the tag of the next one */
     int wired;         /* an endpoint to every member exists (first ANY_SOURCE) */
+    void *coll_cache;  /* sealed schedules by call shape (lib/algos/algos.c) */
     ucoll_list_t link; /* in ctx->comms */
 };
 
@@ -72,7 +73,15 @@ struct ucoll_ctx {
     ucoll_list_t req_chunks; /* request pool: allocated chunks */
     size_t req_outstanding;
     int finalizing;
+    uint32_t sel_gen; /* bumped when a selection setting changes */
 };
+
+/* Selection settings of ctx->cfg (algorithm, segment size, radix, model,
+ * tuning file) changed after init: cached schedules no longer apply. */
+static inline void ucoll__ctx_config_changed(ucoll_ctx_t *ctx)
+{
+    ctx->sel_gen++;
+}
 
 /* Create the world communicator of ctx (rank, size already set). */
 int ucoll__comm_create_world(ucoll_ctx_t *ctx);

@@ -372,6 +372,160 @@ const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args
     return best;
 }
 
+/* ---- the schedule cache ------------------------------------------------
+ *
+ * Per communicator, the sealed schedules of the last call shapes, so that a
+ * repeated call selects nothing and builds nothing: it runs the cached
+ * schedule on its own buffers under its own tag. A shape is everything a
+ * schedule depends on besides the buffers' addresses: operation, datatype,
+ * op, root, count, whether and how the send buffer lies in the receive
+ * buffer (in place), and the context's selection settings (sel_gen). The
+ * v-variants (counts per rank, read through the caller's arrays) and
+ * schedules that address memory outside the declared buffers are not
+ * cached. Eviction is least recently used; a schedule still running when
+ * evicted is freed when its run ends.
+ */
+#define CACHE_MAX 32
+
+typedef struct cache_key {
+    uint32_t coll, dt, op, in_place;
+    int root;
+    uint32_t gen;
+    size_t count;
+    ptrdiff_t delta; /* sbuf - rbuf when sbuf lies in rbuf */
+    int contained;
+} cache_key_t;
+
+typedef struct cache_entry {
+    cache_key_t key;
+    ucoll_sched_t *s;
+    uint64_t used;
+} cache_entry_t;
+
+typedef struct ucoll_coll_cache {
+    cache_entry_t e[CACHE_MAX];
+    int n;
+    int last; /* the entry hit or added last */
+    uint64_t clock;
+} ucoll_coll_cache_t;
+
+/* Bytes of the send and receive buffers on this rank (0 where the buffer
+ * means nothing here); 0 when the call is not cached. */
+static int coll_extents(const ucoll_coll_args_t *a, const ucoll_comm_t *comm, size_t *sb,
+                        size_t *rb)
+{
+    size_t blk = a->count * a->esize, all = blk * (size_t)comm->size;
+    int root = comm->rank == a->root;
+
+    switch (a->coll) {
+    case UCOLL_COLL_BARRIER: *sb = *rb = 0; return 1;
+    case UCOLL_COLL_BCAST:
+    case UCOLL_COLL_ALLREDUCE:
+    case UCOLL_COLL_SCAN:
+    case UCOLL_COLL_EXSCAN: *sb = *rb = blk; return 1;
+    case UCOLL_COLL_REDUCE: *sb = blk; *rb = root ? blk : 0; return 1;
+    case UCOLL_COLL_GATHER: *sb = blk; *rb = root ? all : 0; return 1;
+    case UCOLL_COLL_SCATTER: *sb = root ? all : 0; *rb = blk; return 1;
+    case UCOLL_COLL_ALLGATHER: *sb = blk; *rb = all; return 1;
+    case UCOLL_COLL_ALLTOALL: *sb = *rb = all; return 1;
+    case UCOLL_COLL_REDUCE_SCATTER_BLOCK: *sb = all; *rb = a->in_place ? all : blk; return 1;
+    default: return 0;
+    }
+}
+
+static void cache_key(const ucoll_comm_t *comm, const ucoll_coll_args_t *a, size_t sb, size_t rb,
+                      cache_key_t *k)
+{
+    uintptr_t s = (uintptr_t)a->sbuf, r = (uintptr_t)a->rbuf;
+
+    memset(k, 0, sizeof(*k));
+    k->coll = a->coll;
+    k->dt = a->dt;
+    k->op = a->op;
+    k->in_place = a->in_place;
+    k->root = a->root;
+    k->gen = comm->ctx->sel_gen;
+    k->count = a->count;
+    if (sb && rb && s >= r && s + sb <= r + rb) {
+        k->contained = 1;
+        k->delta = (ptrdiff_t)(s - r);
+    } else if (sb && rb && s < r + rb && r < s + sb) {
+        k->contained = 2; /* partial overlap: not relocatable anyway */
+    }
+}
+
+static int key_eq(const cache_key_t *x, const cache_key_t *y)
+{
+    return x->coll == y->coll && x->count == y->count && x->root == y->root && x->dt == y->dt &&
+           x->op == y->op && x->in_place == y->in_place && x->gen == y->gen &&
+           x->contained == y->contained && x->delta == y->delta;
+}
+
+static ucoll_sched_t *cache_find(ucoll_comm_t *comm, const cache_key_t *k)
+{
+    ucoll_coll_cache_t *c = comm->coll_cache;
+
+    if (c == NULL || c->n == 0) {
+        return NULL;
+    }
+    if (key_eq(&c->e[c->last].key, k)) {
+        c->e[c->last].used = ++c->clock;
+        return c->e[c->last].s;
+    }
+    for (int i = 0; i < c->n; i++) {
+        if (key_eq(&c->e[i].key, k)) {
+            c->last = i;
+            c->e[i].used = ++c->clock;
+            return c->e[i].s;
+        }
+    }
+    return NULL;
+}
+
+/* Keep s under k; returns 0 (and keeps nothing) when out of memory. */
+static int cache_add(ucoll_comm_t *comm, const cache_key_t *k, ucoll_sched_t *s)
+{
+    ucoll_coll_cache_t *c = comm->coll_cache;
+    int i;
+
+    if (c == NULL) {
+        c = comm->coll_cache = calloc(1, sizeof(*c));
+        if (c == NULL) {
+            return 0;
+        }
+    }
+    if (c->n < CACHE_MAX) {
+        i = c->n++;
+    } else {
+        i = 0;
+        for (int j = 1; j < c->n; j++) {
+            if (c->e[j].used < c->e[i].used) {
+                i = j;
+            }
+        }
+        ucoll__sched_release(c->e[i].s);
+    }
+    c->e[i].key = *k;
+    c->e[i].s = s;
+    c->e[i].used = ++c->clock;
+    c->last = i;
+    return 1;
+}
+
+void ucoll__coll_cache_free(ucoll_comm_t *comm)
+{
+    ucoll_coll_cache_t *c = comm->coll_cache;
+
+    if (c == NULL) {
+        return;
+    }
+    for (int i = 0; i < c->n; i++) {
+        ucoll__sched_release(c->e[i].s);
+    }
+    free(c);
+    comm->coll_cache = NULL;
+}
+
 int ucoll__coll_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_t **req_p)
 {
     ucoll_ctx_t *ctx = comm->ctx;
@@ -379,34 +533,68 @@ int ucoll__coll_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_
     ucoll_algo_params_t prm;
     ucoll_sched_t *s;
     ucoll_req_t *req;
+    cache_key_t key;
+    size_t sb = 0, rb = 0;
     uint32_t tag;
-    int st;
+    int st, cacheable;
 
-    al = ucoll__algo_select(comm, a, &prm);
-    if (al == NULL) {
-        ucoll_debug("%s: no algorithm can serve the call", ucoll__coll_name(a->coll));
-        return UCOLL_ERR_UNSUPPORTED;
-    }
     req = ucoll__req_alloc(ctx, UCOLL_REQ_COLL);
     if (req == NULL) {
         return UCOLL_ERR_NOMEM;
     }
+    req->user = 1;
     tag = comm->coll_seq;
+    cacheable = coll_extents(a, comm, &sb, &rb);
+    if (cacheable) {
+        cache_key(comm, a, sb, rb, &key);
+        s = cache_find(comm, &key);
+        if (s) {
+            st = ucoll__sched_run(s, req, a->sbuf, a->rbuf, (int)tag);
+            if (st != UCOLL_OK) {
+                goto err_req;
+            }
+            goto started;
+        }
+    }
+
+    al = ucoll__algo_select(comm, a, &prm);
+    if (al == NULL) {
+        ucoll_debug("%s: no algorithm can serve the call", ucoll__coll_name(a->coll));
+        st = UCOLL_ERR_UNSUPPORTED;
+        goto err_req;
+    }
     st = ucoll__sched_create(comm, (int)tag, &s);
     if (st != UCOLL_OK) {
         goto err_req;
     }
+    if (cacheable) {
+        ucoll__sched_set_bufs(s, a->sbuf, sb, a->rbuf, rb);
+    }
     st = al->build(s, a, &prm);
+    if (st == UCOLL_OK) {
+        st = ucoll__sched_seal(s);
+    }
     if (st != UCOLL_OK) {
         ucoll_debug("%s/%s: building the schedule failed: %s", ucoll__coll_name(a->coll), al->id,
                     ucoll_strerror(st));
         goto err_sched;
     }
+    if (cacheable && ucoll__sched_relocatable(s) && cache_add(comm, &key, s)) {
+        st = ucoll__sched_run(s, req, a->sbuf, a->rbuf, (int)tag);
+    } else {
+        st = ucoll__sched_start(s, req);
+        if (st != UCOLL_OK) {
+            goto err_sched;
+        }
+    }
+    if (st != UCOLL_OK) {
+        goto err_req;
+    }
+started:
     /* the call is committed: it owns this sequence number */
     comm->coll_seq = (tag >= UCOLL_TAG_UB) ? 0 : tag + 1;
-    req->user = 1;
     *req_p = req;
-    return ucoll__sched_start(s, req);
+    return UCOLL_OK;
 
 err_sched:
     ucoll__sched_destroy(s);

@@ -80,6 +80,8 @@ const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args
 /* Build and start a collective: select, build the schedule, start it, and
  * hand back the request. Used by every ucoll_i<op> entry point. */
 int ucoll__coll_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_t **req_p);
+/* Drop comm's cached schedules (at comm destruction). */
+void ucoll__coll_cache_free(ucoll_comm_t *comm);
 
 /* Argument checks of the entry points. Each logs the reason at debug level,
  * prefixed with name (the operation, as ucoll__coll_name), and returns

@@ -10,7 +10,7 @@
 #include "core.h"
 #include "progress/p2p_req.h"
 
-struct ucoll_sched;
+struct ucoll_run;
 
 typedef enum { UCOLL_REQ_SEND, UCOLL_REQ_RECV, UCOLL_REQ_COLL } ucoll_req_kind_t;
 
@@ -27,7 +27,7 @@ struct ucoll_req {
     union {
         struct ucoll_p2p_req p2p; /* lib/progress/p2p_req.h */
         struct {
-            struct ucoll_sched *sched;
+            struct ucoll_run *run; /* the schedule run it waits for */
         } coll; /* lib/progress/sched.h */
     } u;
 };
@@ -73,7 +73,8 @@ void ucoll__req_pool_cleanup(ucoll_ctx_t *ctx);
 
 /*
  * Wait until *flag becomes non-zero, driving ucoll_progress and sleeping as
- * ctx->cfg.wait_mode says (spin, block on the UCP worker's event fd, hybrid).
+ * ctx->cfg.wait_mode says (spin, yield, block on the UCP worker's event fd,
+ * hybrid; see wait.c).
  * Returns UCOLL_ERR_TIMEOUT when UCOLL_TIMEOUT seconds pass first.
  */
 int ucoll__wait_flag(ucoll_ctx_t *ctx, const volatile int *flag);

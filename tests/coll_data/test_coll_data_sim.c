@@ -71,6 +71,7 @@ static void sim_force(sim_t *s, ucoll_coll_t coll, const char *id)
     for (int r = 0; r < s->p; r++) {
         free(s->ctx[r]->cfg.algo[coll]);
         s->ctx[r]->cfg.algo[coll] = id ? strdup(id) : NULL;
+        ucoll__ctx_config_changed(s->ctx[r]);
     }
 }
 

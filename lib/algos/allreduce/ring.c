@@ -27,7 +27,7 @@ static int ring_build(ucoll_sched_t *s, const ucoll_coll_args_t *a, const ucoll_
     int p = comm->size, r = comm->rank;
     size_t n = a->count, es = a->esize;
     int next = (r + 1) % p, prev = (r - 1 + p) % p;
-    char *acc = a->rbuf, *tmp;
+    char *acc = a->rbuf, *tmp[2];
     int st;
 
     if (n == 0) {
@@ -36,8 +36,11 @@ static int ring_build(ucoll_sched_t *s, const ucoll_coll_args_t *a, const ucoll_
     if ((st = ucoll__sched_copy_if(s, acc, a->sbuf, n * es)) || p == 1) {
         return st;
     }
-    tmp = ucoll__sched_scratch(s, ucoll__block_count(n, p, 0) * es);
-    if (tmp == NULL) {
+    /* two receive buffers: the next block's receive is posted while this
+     * one is being reduced */
+    tmp[0] = ucoll__sched_scratch(s, ucoll__block_count(n, p, 0) * es);
+    tmp[1] = ucoll__sched_scratch(s, ucoll__block_count(n, p, 0) * es);
+    if (tmp[0] == NULL || tmp[1] == NULL) {
         return UCOLL_ERR_NOMEM;
     }
     for (int j = 0; j < p - 1; j++) {
@@ -45,8 +48,10 @@ static int ring_build(ucoll_sched_t *s, const ucoll_coll_args_t *a, const ucoll_
         size_t so = ucoll__block_offset(n, p, sb), ro = ucoll__block_offset(n, p, rb);
         size_t rc = ucoll__block_count(n, p, rb);
         if ((st = ucoll__sched_send(s, acc + so * es, ucoll__block_count(n, p, sb) * es, next)) ||
-            (st = ucoll__sched_recv(s, tmp, rc * es, prev)) || (st = ucoll__sched_round(s)) ||
-            (st = ucoll__sched_reduce(s, acc + ro * es, acc + ro * es, tmp, rc, a->dt, a->op))) {
+            (st = ucoll__sched_recv(s, tmp[j & 1], rc * es, prev)) ||
+            (st = ucoll__sched_round(s)) ||
+            (st = ucoll__sched_reduce(s, acc + ro * es, acc + ro * es, tmp[j & 1], rc, a->dt,
+                                      a->op))) {
             return st;
         }
     }

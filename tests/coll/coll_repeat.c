@@ -1,0 +1,173 @@
+/*
+ * The schedule cache under repetition: many identical small collectives
+ * (which run one cached schedule again and again) interleaved with others
+ * of different shapes, on alternating buffers, in place and not, several
+ * of the same shape in flight at once, and a split communicator freed
+ * while its cache is full. Every result is checked.
+ *
+ *   coll_repeat [iterations]   (default 10000)
+ *
+ * Prints "coll_repeat: rank R of P: N cases, F failed".
+ */
+#include "ucoll.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, size, failures;
+static long cases;
+
+#define CHECK(_cond, ...)                                         \
+    do {                                                          \
+        cases++;                                                  \
+        if (!(_cond)) {                                           \
+            if (failures++ < 20) {                                \
+                printf("rank %d FAIL line %d: ", rank, __LINE__); \
+                printf(__VA_ARGS__);                              \
+                printf("\n");                                     \
+                fflush(stdout);                                   \
+            }                                                     \
+        }                                                         \
+    } while (0)
+
+#define SMALL 8
+#define BIG   3000 /* elements; more than a few segments at 1 KiB */
+
+static int32_t val(long it, int r, size_t i)
+{
+    return (int32_t)(it * 1000003 + r * 7919 + (long)i * 31);
+}
+
+/* The identical call: bcast of SMALL int32 from root 0, on one of two
+ * buffers (the cached schedule runs on both). */
+static void small_bcast(ucoll_comm_t *comm, long it, int32_t *buf)
+{
+    for (size_t i = 0; i < SMALL; i++) {
+        buf[i] = ucoll_comm_rank(comm) == 0 ? val(it, 0, i) : -1;
+    }
+    CHECK(ucoll_bcast(buf, SMALL, UCOLL_INT32, 0, comm) == UCOLL_OK, "bcast it %ld", it);
+    for (size_t i = 0; i < SMALL; i++) {
+        if (buf[i] != val(it, 0, i)) {
+            CHECK(0, "bcast it %ld: element %zu is %d, not %d", it, i, buf[i], val(it, 0, i));
+            return;
+        }
+    }
+}
+
+static void allreduce_case(ucoll_comm_t *comm, long it, size_t n, int in_place, int32_t *sbuf,
+                           int32_t *rbuf)
+{
+    int p = ucoll_comm_size(comm), r = ucoll_comm_rank(comm);
+
+    for (size_t i = 0; i < n; i++) {
+        (in_place ? rbuf : sbuf)[i] = val(it, r, i);
+        if (!in_place) {
+            rbuf[i] = -7;
+        }
+    }
+    CHECK(ucoll_allreduce(in_place ? UCOLL_IN_PLACE : sbuf, rbuf, n, UCOLL_INT32, UCOLL_SUM,
+                          comm) == UCOLL_OK,
+          "allreduce it %ld n %zu", it, n);
+    for (size_t i = 0; i < n; i++) {
+        int32_t want = 0;
+        for (int q = 0; q < p; q++) {
+            want = (int32_t)((uint32_t)want + (uint32_t)val(it, q, i));
+        }
+        if (rbuf[i] != want) {
+            CHECK(0, "allreduce it %ld n %zu%s: element %zu is %d, not %d", it, n,
+                  in_place ? " in place" : "", i, rbuf[i], want);
+            return;
+        }
+    }
+}
+
+static void allgather_case(ucoll_comm_t *comm, long it, size_t n, int32_t *sbuf, int32_t *rbuf)
+{
+    int p = ucoll_comm_size(comm), r = ucoll_comm_rank(comm);
+
+    for (size_t i = 0; i < n; i++) {
+        sbuf[i] = val(it, r, i);
+    }
+    CHECK(ucoll_allgather(sbuf, rbuf, n, UCOLL_INT32, comm) == UCOLL_OK, "allgather it %ld", it);
+    for (int q = 0; q < p; q++) {
+        for (size_t i = 0; i < n; i++) {
+            if (rbuf[(size_t)q * n + i] != val(it, q, i)) {
+                CHECK(0, "allgather it %ld: block %d element %zu wrong", it, q, i);
+                return;
+            }
+        }
+    }
+}
+
+/* Several bcasts of one shape in flight at once: concurrent runs of one
+ * cached schedule, each on its own buffer. */
+static void concurrent_bcasts(ucoll_comm_t *comm, long it, int32_t (*bufs)[BIG], int k, size_t n,
+                              int root)
+{
+    ucoll_req_t *req[8];
+
+    for (int j = 0; j < k; j++) {
+        for (size_t i = 0; i < n; i++) {
+            bufs[j][i] = rank == root ? val(it + j, root, i) : -1;
+        }
+        CHECK(ucoll_ibcast(bufs[j], n, UCOLL_INT32, root, comm, &req[j]) == UCOLL_OK,
+              "ibcast it %ld #%d", it, j);
+    }
+    CHECK(ucoll_waitall((size_t)k, req) == UCOLL_OK, "waitall it %ld", it);
+    for (int j = 0; j < k; j++) {
+        for (size_t i = 0; i < n; i++) {
+            if (bufs[j][i] != val(it + j, root, i)) {
+                CHECK(0, "ibcast it %ld #%d n %zu root %d: element %zu wrong", it, j, n, root,
+                      i);
+                break;
+            }
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    long iters = argc > 1 ? atol(argv[1]) : 10000;
+    static int32_t a[2][SMALL], s1[BIG * 8], r1[BIG * 8], cb[8][BIG];
+    ucoll_comm_t *world, *half;
+    ucoll_ctx_t *ctx;
+    int st;
+
+    if ((st = ucoll_init(&ctx)) != UCOLL_OK) {
+        fprintf(stderr, "ucoll_init: %s\n", ucoll_strerror(st));
+        return 1;
+    }
+    world = ucoll_comm_world(ctx);
+    rank = ucoll_comm_rank(world);
+    size = ucoll_comm_size(world);
+    for (long it = 0; it < iters; it++) {
+        small_bcast(world, it, a[it & 1]);
+        switch (it % 16) {
+        case 3: allreduce_case(world, it, 1 + (size_t)(it / 16) % 40, 0, s1, r1); break;
+        case 5: allreduce_case(world, it, SMALL, (int)(it / 16) & 1, s1 + (it & 7), r1); break;
+        case 7: allgather_case(world, it, 1 + (size_t)(it % 3), s1, r1); break;
+        case 9:
+            concurrent_bcasts(world, it, cb, 2 + (int)(it / 16) % 4, (it & 32) ? BIG : SMALL,
+                              (int)(it / 16) % size);
+            break;
+        case 11: CHECK(ucoll_barrier(world) == UCOLL_OK, "barrier it %ld", it); break;
+        case 13: allreduce_case(world, it, BIG, 0, s1 + (it & 1) * BIG, r1 + (it & 2) * BIG); break;
+        default: break;
+        }
+        if (it % 2000 == 1000) {
+            /* a communicator that fills its cache, then goes */
+            CHECK(ucoll_comm_split(world, rank & 1, rank, &half) == UCOLL_OK, "split");
+            for (long j = 0; j < 40; j++) {
+                allreduce_case(half, it + j, 1 + (size_t)j, 0, s1, r1);
+                small_bcast(half, it + j, a[j & 1]);
+            }
+            CHECK(ucoll_comm_free(half) == UCOLL_OK, "comm free");
+        }
+    }
+    printf("coll_repeat: rank %d of %d: %ld cases, %d failed\n", rank, size, cases, failures);
+    fflush(stdout);
+    st = ucoll_finalize(ctx);
+    return failures || st != UCOLL_OK ? 1 : 0;
+}
