@@ -45,7 +45,7 @@ typedef struct {
 static const char *log_levels[] = {"error", "warn", "info", "debug", "trace", NULL};
 static const char *modex_names[] = {"fence", "direct", NULL};
 static const char *boot_names[] = {"auto", "pmix", "singleton", NULL};
-static const char *wait_names[] = {"spin", "block", "hybrid", NULL};
+static const char *wait_names[] = {"spin", "block", "hybrid", "yield", "auto", NULL};
 static const char *rndv_names[] = {"auto", "tag", "am", "get", NULL};
 
 #define OFF(_f) offsetof(ucoll_config_t, _f)
@@ -75,11 +75,13 @@ static const cfg_row_t cfg_table[] = {
      "transfer), am (AM rendezvous), get (RMA get from a cached registration; enables UCX RMA, "
      "which slows small messages)",
      OFF(rndv_mode), rndv_names},
-    {"WAIT", CFG_ENUM, "hybrid",
-     "waiting: spin (busy poll), block (sleep on the worker fd), hybrid (spin, then sleep)",
+    {"WAIT", CFG_ENUM, "auto",
+     "waiting: auto (spin with a processing unit per local rank, else yield), spin (busy poll), "
+     "yield (poll, giving the core away between idle polls), block (sleep on the worker fd), "
+     "hybrid (poll for UCOLL_SPIN_TIME, then sleep)",
      OFF(wait_mode), wait_names},
-    {"SPIN_COUNT", CFG_UINT, "1000", "progress polls before a hybrid wait sleeps", OFF(spin_count),
-     NULL},
+    {"SPIN_TIME", CFG_UINT, "50", "microseconds of idle polling before a hybrid wait sleeps",
+     OFF(spin_time), NULL},
     {"STATS", CFG_BOOL, "0", "print per-rank message counters at finalize", OFF(stats), NULL},
     {"TIMEOUT", CFG_DOUBLE, "0",
      "seconds a blocking wait may last before UCOLL_ERR_TIMEOUT; 0 = no limit", OFF(timeout), NULL},

@@ -36,7 +36,13 @@ const char *ucoll__coll_name(ucoll_coll_t coll);
 
 typedef enum { UCOLL_MODEX_FENCE, UCOLL_MODEX_DIRECT } ucoll_modex_t;
 typedef enum { UCOLL_BOOT_AUTO, UCOLL_BOOT_PMIX, UCOLL_BOOT_SINGLETON } ucoll_boot_mode_t;
-typedef enum { UCOLL_WAIT_SPIN, UCOLL_WAIT_BLOCK, UCOLL_WAIT_HYBRID } ucoll_wait_mode_t;
+typedef enum {
+    UCOLL_WAIT_SPIN,
+    UCOLL_WAIT_BLOCK,
+    UCOLL_WAIT_HYBRID,
+    UCOLL_WAIT_YIELD,
+    UCOLL_WAIT_AUTO /* resolved at init: spin, or yield when oversubscribed */
+} ucoll_wait_mode_t;
 typedef enum { UCOLL_RNDV_AUTO, UCOLL_RNDV_TAG, UCOLL_RNDV_AM, UCOLL_RNDV_GET } ucoll_rndv_mode_t;
 
 typedef struct ucoll_config {
@@ -47,7 +53,7 @@ typedef struct ucoll_config {
     size_t eager_credits; /* bytes a sender may have unconsumed at one receiver */
     int rndv_mode;        /* ucoll_rndv_mode_t */
     int wait_mode;        /* ucoll_wait_mode_t */
-    unsigned spin_count;  /* polls before sleeping in hybrid mode */
+    unsigned spin_time;   /* microseconds of idle polling before a hybrid wait sleeps */
     int stats;            /* print counters at finalize */
     double timeout;       /* seconds a blocking wait may take; 0 = forever */
     size_t seg_size;      /* pipeline segment size, bytes; 0 = model */

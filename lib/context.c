@@ -104,13 +104,17 @@ static void ctx_topology(ucoll_ctx_t *ctx)
 
     ctx->topo = calloc(1, sizeof(*ctx->topo));
     if (ctx->topo == NULL || ucoll__topo_query(ctx->topo) != UCOLL_OK) {
-        ucoll_debug("no hwloc topology; keeping UCOLL_WAIT as set");
+        if (ctx->cfg.wait_mode == UCOLL_WAIT_AUTO) {
+            ctx->cfg.wait_mode = UCOLL_WAIT_YIELD; /* safe when oversubscribed, cheap if not */
+        }
+        ucoll_debug("no hwloc topology; waiting mode %d", ctx->cfg.wait_mode);
         return;
     }
     mode = ucoll__topo_wait_mode(ctx->topo, ctx->cfg.wait_mode, ctx->boot->local_size);
     if (mode != ctx->cfg.wait_mode) {
-        ucoll_info("%d local ranks share %d processing units: waiting in block mode",
-                   ctx->boot->local_size, ctx->topo->npus_machine);
+        ucoll_info("%d local ranks on %d processing units: waiting in %s mode",
+                   ctx->boot->local_size, ctx->topo->npus_machine,
+                   mode == UCOLL_WAIT_YIELD ? "yield" : "spin");
         ctx->cfg.wait_mode = mode;
     }
     ucoll_debug("bound to %s, NUMA node %d, %d PUs / %d cores on the machine", ctx->topo->binding,

@@ -55,8 +55,8 @@ int ucoll__topo_query(ucoll_topo_t *topo)
 
 int ucoll__topo_wait_mode(const ucoll_topo_t *topo, int configured, int local_size)
 {
-    if (configured == UCOLL_WAIT_HYBRID && local_size > topo->npus_machine) {
-        return UCOLL_WAIT_BLOCK;
+    if (configured == UCOLL_WAIT_AUTO) {
+        return local_size > topo->npus_machine ? UCOLL_WAIT_YIELD : UCOLL_WAIT_SPIN;
     }
     return configured;
 }

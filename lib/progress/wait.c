@@ -2,11 +2,11 @@
  * The progress loop and waiting.
  *
  * ucoll_progress drives the network (UCX, or the simulator's net) and then
- * the collective executor. Waiting polls; in block mode, and in hybrid mode
- * after UCOLL_SPIN_COUNT idle polls, it arms the UCP worker and sleeps in
- * poll() on the worker's event fd. The sleep is capped so that the liveness
- * watch of same-node peers and UCOLL_TIMEOUT still run while nothing
- * arrives.
+ * the collective executor. Waiting polls, and between idle polls does what
+ * the wait mode says (ucoll__wait_flag). Sleeping arms the UCP worker and
+ * sleeps in poll() on the worker's event fd; the sleep is capped so that
+ * the liveness watch of same-node peers and UCOLL_TIMEOUT still run while
+ * nothing arrives.
  */
 #include "progress/request.h"
 #include "progress/net.h"
@@ -60,10 +60,41 @@ static void sleep_on_worker(ucoll_ctx_t *ctx, uint64_t deadline)
     }
 }
 
+/* Run the liveness watch of same-node peers when it is due (the sleeping
+ * modes run it when a sleep times out; the polling ones come here). */
+static void watch_if_due(ucoll_ctx_t *ctx)
+{
+    if (ctx->tl && ctx->tl->nwatched &&
+        ucoll__tl_now_ns() - ctx->tl->watch_last >= UCOLL_TL_WATCH_NS) {
+        ucoll__tl_watch(ctx);
+    }
+}
+
+static int timed_out(ucoll_ctx_t *ctx, const volatile int *flag)
+{
+    ucoll_progress(ctx);
+    if (*flag) {
+        return 0;
+    }
+    ucoll_debug("wait timed out after %g s", ctx->cfg.timeout);
+    return 1;
+}
+
+/*
+ * The modes (UCOLL_WAIT; auto was resolved at init by ucoll__topo_wait_mode):
+ *  spin   poll without pause: the lowest latency, when each rank has a core;
+ *  yield  poll, and after each idle poll give the core to whoever else is
+ *         runnable on it (sched_yield), as MPI libraries do when
+ *         oversubscribed: a peer that shares the core runs at once, not
+ *         after a time slice, and nothing sleeps on a file descriptor;
+ *  block  sleep on the worker's event fd after each idle poll (the least
+ *         CPU, a wake-up per message);
+ *  hybrid poll for UCOLL_SPIN_TIME microseconds of idleness, then sleep.
+ */
 int ucoll__wait_flag(ucoll_ctx_t *ctx, const volatile int *flag)
 {
-    uint64_t deadline = 0;
-    unsigned idle = 0, spins, iter = 0;
+    uint64_t deadline = 0, idle_since = 0, spin_ns;
+    unsigned iter = 0;
     int mode = ctx->cfg.wait_mode;
 
     if (*flag) {
@@ -72,31 +103,48 @@ int ucoll__wait_flag(ucoll_ctx_t *ctx, const volatile int *flag)
     if (ctx->cfg.timeout > 0) {
         deadline = ucoll__tl_now_ns() + (uint64_t)(ctx->cfg.timeout * 1e9);
     }
-    spins = mode == UCOLL_WAIT_HYBRID ? ctx->cfg.spin_count : 1;
+    if (mode == UCOLL_WAIT_AUTO) {
+        mode = UCOLL_WAIT_YIELD; /* not resolved (no topology): the safe choice */
+    }
+    spin_ns = (uint64_t)ctx->cfg.spin_time * 1000;
     for (;;) {
-        if (ucoll_progress(ctx) > 0) {
-            idle = 0;
-        } else {
-            idle++;
-        }
+        int busy = ucoll_progress(ctx) > 0;
         if (*flag) {
             return UCOLL_OK;
         }
-        if (deadline && (++iter & 255) == 0 && ucoll__tl_now_ns() >= deadline) {
-            ucoll_debug("wait timed out after %g s", ctx->cfg.timeout);
-            return UCOLL_ERR_TIMEOUT;
-        }
-        if (mode != UCOLL_WAIT_SPIN && idle >= spins) {
-            sleep_on_worker(ctx, deadline);
-            idle = 0;
+        if ((++iter & 1023) == 0) {
             if (deadline && ucoll__tl_now_ns() >= deadline) {
-                ucoll_progress(ctx);
-                if (*flag) {
-                    return UCOLL_OK;
+                if (timed_out(ctx, flag)) {
+                    return UCOLL_ERR_TIMEOUT;
                 }
-                ucoll_debug("wait timed out after %g s", ctx->cfg.timeout);
-                return UCOLL_ERR_TIMEOUT;
+                return UCOLL_OK;
             }
+            if (mode == UCOLL_WAIT_SPIN || mode == UCOLL_WAIT_YIELD) {
+                watch_if_due(ctx);
+            }
+        }
+        if (busy) {
+            idle_since = 0;
+            continue;
+        }
+        switch (mode) {
+        case UCOLL_WAIT_SPIN: continue;
+        case UCOLL_WAIT_YIELD: sched_yield(); continue;
+        case UCOLL_WAIT_HYBRID:
+            if (idle_since == 0) {
+                idle_since = ucoll__tl_now_ns();
+                continue;
+            }
+            if ((iter & 15) || ucoll__tl_now_ns() - idle_since < spin_ns) {
+                continue;
+            }
+            break;
+        default: break;
+        }
+        sleep_on_worker(ctx, deadline);
+        idle_since = 0;
+        if (deadline && ucoll__tl_now_ns() >= deadline) {
+            return timed_out(ctx, flag) ? UCOLL_ERR_TIMEOUT : UCOLL_OK;
         }
     }
 }

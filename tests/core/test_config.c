@@ -32,7 +32,7 @@ int main(void)
     unsetenv("UCOLL_EAGER_LIMIT");
     setenv("UCOLL_LOG_LEVEL", "error", 1);
     EXPECT(ucoll__config_read(&cfg) == UCOLL_OK);
-    EXPECT(cfg.eager_limit == 8192 && cfg.wait_mode == UCOLL_WAIT_HYBRID);
+    EXPECT(cfg.eager_limit == 8192 && cfg.wait_mode == UCOLL_WAIT_AUTO);
     EXPECT(cfg.algo[UCOLL_COLL_BCAST] == NULL);
     ucoll__config_release(&cfg);
 
@@ -50,9 +50,13 @@ int main(void)
     setenv("UCOLL_WAIT", "sometimes", 1);
     EXPECT(ucoll__config_read(&cfg) == UCOLL_ERR_ARG);
     setenv("UCOLL_WAIT", "spin", 1);
-    setenv("UCOLL_SPIN_COUNT", "-3", 1);
+    setenv("UCOLL_SPIN_TIME", "-3", 1);
     EXPECT(ucoll__config_read(&cfg) == UCOLL_ERR_ARG);
-    unsetenv("UCOLL_SPIN_COUNT");
+    setenv("UCOLL_WAIT", "yield", 1);
+    unsetenv("UCOLL_SPIN_TIME");
+    EXPECT(ucoll__config_read(&cfg) == UCOLL_OK && cfg.wait_mode == UCOLL_WAIT_YIELD);
+    ucoll__config_release(&cfg);
+    setenv("UCOLL_WAIT", "spin", 1);
     setenv("UCOLL_STATS", "maybe", 1);
     EXPECT(ucoll__config_read(&cfg) == UCOLL_ERR_ARG);
     unsetenv("UCOLL_STATS");
