@@ -25,6 +25,7 @@ typedef struct sim_msg {
     size_t bytes;
     blob_t *blob; /* snapshot of the payload; NULL when dry */
     double arrival;
+    int send_pending; /* rndv: the send's completion waits for the match */
 } sim_msg_t;
 
 typedef struct sim_recv {
@@ -163,6 +164,20 @@ static int sim_deliver(ucoll_simnet_t *net, int dst, sim_msg_t *msg, sim_recv_t 
         ev.status = UCOLL_ERR_TRUNCATE;
         net->stats.truncated++;
     }
+    if (msg->send_pending) {
+        /* rendezvous: the send completes with the match */
+        sim_event_t sev = {0};
+        sev.time = ev.time;
+        sev.rank = msg->wsrc;
+        sev.cb = msg->cb;
+        sev.arg = msg->arg;
+        sev.sbuf = msg->sbuf;
+        sev.blob = msg->blob;
+        sev.bytes = msg->bytes;
+        if (ev_push(net, &sev) != UCOLL_OK) {
+            blob_put(sev.blob);
+        }
+    }
     free(msg);
     free(rv);
     st = ev_push(net, &ev);
@@ -259,7 +274,11 @@ static void sim_start_send(ucoll_simnet_t *net, int rank, double t)
     ev.sbuf = msg->sbuf;
     ev.blob = msg->blob;
     ev.bytes = msg->bytes;
-    ev_push(net, &ev);
+    if (net->prm.rndv) {
+        msg->send_pending = 1;
+    } else {
+        ev_push(net, &ev);
+    }
     if (!ucoll_list_empty(&rs->sendq)) {
         sim_event_t nx = {0};
         nx.time = end;
@@ -415,6 +434,9 @@ void ucoll__simnet_destroy(ucoll_simnet_t *net)
         {
             sim_msg_t *msg = ucoll_container_of(pos, sim_msg_t, link);
             blob_put(msg->blob);
+            if (msg->send_pending) {
+                blob_put(msg->blob);
+            }
             free(msg);
         }
     }

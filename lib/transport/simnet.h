@@ -8,7 +8,10 @@
  * duplex: a rank sends one message and receives one at a time); local
  * copies cost λ per byte and reductions γ per byte (through
  * net->local_work). Sends are eager: a send completes when its bytes have
- * left, whether or not the receive is posted. So the simulator predicts
+ * left, whether or not the receive is posted; with prm.rndv a send
+ * completes only when its receive is matched (as a rendezvous protocol
+ * does), so a schedule that needs eager buffering to make progress hangs
+ * here, and the check of unmatched messages catches it. The simulator predicts
  * the time of a schedule on p ranks without running p processes.
  *
  * Completions are never delivered inside isend/irecv: they wait in a time
@@ -27,6 +30,7 @@ typedef struct ucoll_simnet ucoll_simnet_t;
 typedef struct ucoll_simnet_params {
     double alpha, beta, gamma, lambda; /* seconds, seconds per byte */
     int dry;                           /* move no bytes (ranks' buffers may be fake); time only */
+    int rndv; /* rendezvous semantics: a send completes only once its receive is matched */
 } ucoll_simnet_params_t;
 
 typedef struct ucoll_simnet_stats {
