@@ -32,7 +32,7 @@ int main(void)
     unsetenv("UCOLL_EAGER_LIMIT");
     setenv("UCOLL_LOG_LEVEL", "error", 1);
     EXPECT(ucoll__config_read(&cfg) == UCOLL_OK);
-    EXPECT(cfg.eager_limit == 8192 && cfg.wait_mode == UCOLL_WAIT_AUTO);
+    EXPECT(cfg.eager_limit == 65536 && cfg.wait_mode == UCOLL_WAIT_AUTO);
     EXPECT(cfg.algo[UCOLL_COLL_BCAST] == NULL);
     ucoll__config_release(&cfg);
 

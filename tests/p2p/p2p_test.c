@@ -128,7 +128,7 @@ static void test_args(void)
 
 static void test_self(void)
 {
-    static const size_t sizes[] = {0, 1, 100, 8192, 8193, 300000};
+    static const size_t sizes[] = {0, 1, 100, 8192, 8193, 65536, 65537, 300000};
     ucoll_status_t st;
     ucoll_req_t *r[2];
     size_t i, n;
@@ -172,8 +172,9 @@ static void test_self(void)
 /* Ring: each rank sends to me+1 and receives from me-1, every size. */
 static void test_sizes(void)
 {
-    static const size_t sizes[] = {0,    1,     7,     100,    4095,    8191,   8192,
-                                   8193, 16384, 65536, 100003, 1 << 20, 4 << 20};
+    static const size_t sizes[] = {0,     1,     7,      100,     4095,    8191,
+                                   8192,  8193,  16384,  65535,   65536,   65537,
+                                   100003, 1 << 20, 4 << 20};
     int to = (me + 1) % np, from = (me - 1 + np) % np;
     ucoll_status_t st;
     ucoll_req_t *r[2];
@@ -273,8 +274,9 @@ static void test_wildcard(void)
  * them before the messages arrive and part after. */
 static void test_order(void)
 {
-    static const size_t sizes[] = {0, 10, 8192, 8193, 40000, 3, 200000, 8191, 1 << 20, 64};
-    enum { N = 120 };
+    static const size_t sizes[] = {0,      10,   8192,    8193, 40000,   65536,
+                                   65537,  3,    200000,  8191, 1 << 20, 64};
+    enum { NS = sizeof(sizes) / sizeof(sizes[0]), N = 10 * NS };
     int peer = me ^ 1, i;
     ucoll_req_t *r[N];
     ucoll_status_t st;
@@ -284,7 +286,7 @@ static void test_order(void)
         return;
     }
     for (i = 0; i < N; i++) {
-        size_t n = sizes[i % 10];
+        size_t n = sizes[i % NS];
         buf[i] = malloc(n + 1);
         if (me & 1) {
             fill(buf[i], n, me, (size_t)i);
@@ -292,24 +294,24 @@ static void test_order(void)
     }
     if (me & 1) {
         for (i = 0; i < N; i++) {
-            OK(ucoll_isend(buf[i], sizes[i % 10], UCOLL_BYTE, peer, i, world, &r[i]));
+            OK(ucoll_isend(buf[i], sizes[i % NS], UCOLL_BYTE, peer, i, world, &r[i]));
         }
         OK(ucoll_waitall(N, r));
     } else {
         for (i = 0; i < N / 2; i++) {
-            OK(ucoll_irecv(buf[i], sizes[i % 10], UCOLL_BYTE, peer, UCOLL_ANY_TAG, world, &r[i]));
+            OK(ucoll_irecv(buf[i], sizes[i % NS], UCOLL_BYTE, peer, UCOLL_ANY_TAG, world, &r[i]));
         }
         usleep(50000);
         for (; i < N; i++) {
-            OK(ucoll_irecv(buf[i], sizes[i % 10], UCOLL_BYTE, peer, UCOLL_ANY_TAG, world, &r[i]));
+            OK(ucoll_irecv(buf[i], sizes[i % NS], UCOLL_BYTE, peer, UCOLL_ANY_TAG, world, &r[i]));
         }
         for (i = 0; i < N; i++) {
             OK(ucoll_wait(r[i], &st));
-            if (st.tag != i || st.bytes != sizes[i % 10]) {
+            if (st.tag != i || st.bytes != sizes[i % NS]) {
                 FAIL("message %d arrived as tag %d, %zu bytes", i, st.tag, st.bytes);
                 break;
             }
-            check(buf[i], sizes[i % 10], peer, (size_t)i);
+            check(buf[i], sizes[i % NS], peer, (size_t)i);
         }
     }
     for (i = 0; i < N; i++) {
