@@ -32,10 +32,22 @@ typedef struct ucoll_coll_args {
 
 /* Parameters the selection passes to an algorithm (0 = algorithm's own
  * default). */
-/* Hockney model parameters, seconds and seconds per byte. */
+/* Hockney model parameters, seconds and seconds per byte. wake is the part
+ * of alpha paid once per round rather than once per message: the wait for a
+ * descheduled peer when ranks outnumber processing units (0 otherwise).
+ * Messages that one rank sends or receives together in a round overlap
+ * their wake-ups, so such a round costs ucoll__model_fanout(m, n). */
 typedef struct ucoll_model {
     double alpha, beta, gamma, lambda;
+    double wake;
 } ucoll_model_t;
+
+/* Start-up time of a round of n messages sent (or received) together:
+ * alpha + (n - 1)(alpha - wake). Equal to n·alpha when wake = 0. */
+static inline double ucoll__model_fanout(const ucoll_model_t *m, int n)
+{
+    return n <= 0 ? 0 : m->alpha + (n - 1) * (m->alpha - m->wake);
+}
 
 typedef struct ucoll_algo_params {
     size_t seg_size;     /* bytes per segment for pipelined algorithms */

@@ -637,7 +637,7 @@ static void test_clock(void)
 {
     world_t *w = world_create(8, 1);
     ucoll_req_t *reqs[8];
-    ucoll_model_t m = {1e-6, 1e-9, 2e-10, 1e-10};
+    ucoll_model_t m = {1e-6, 1e-9, 2e-10, 1e-10, 0};
     ucoll_coll_args_t a = {.coll = UCOLL_COLL_BCAST, .count = 1000, .esize = 4, .dt = UCOLL_INT32};
     ucoll_algo_params_t prm = {0};
     void *fake = (void *)(uintptr_t)4096;

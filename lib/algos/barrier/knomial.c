@@ -6,7 +6,8 @@
  * After round i a rank has heard from the k^(i+1) - 1 ranks before it.
  *
  * Cost: ⌈log_k p⌉ rounds of k-1 messages: ⌈log_k p⌉(k-1)α when sends
- * serialise, ⌈log_k p⌉α when they overlap.
+ * serialise, ⌈log_k p⌉α when they overlap; the model takes them as
+ * serialised except for the per-round wake (ucoll__model_fanout).
  */
 #include "barrier.h"
 
@@ -22,7 +23,7 @@ static double knomial_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_p
 {
     int k = knomial_radix(prm, p);
 
-    return ucoll__ceil_logk(p, k) * (k - 1) * m->alpha;
+    return ucoll__ceil_logk(p, k) * ucoll__model_fanout(m, k - 1);
 }
 
 static int knomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,

@@ -2,14 +2,15 @@
  * Barrier, linear: every rank signals rank 0; once rank 0 has heard from
  * all, it releases each of them.
  *
- * Cost: 2(p-1)α (rank 0 handles p-1 messages each way, one at a time).
+ * Cost: 2(p-1)α (rank 0 handles p-1 messages each way, one at a time; one
+ * wake per direction: ucoll__model_fanout).
  */
 #include "barrier.h"
 
 static double linear_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
                           const ucoll_model_t *m)
 {
-    return 2.0 * (p - 1) * m->alpha;
+    return 2.0 * ucoll__model_fanout(m, p - 1);
 }
 
 static int linear_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,

@@ -5,7 +5,7 @@
  * rank sends to the children that set one digit 1..k-1 below that digit,
  * largest subtree first. k = 2 is the binomial tree.
  *
- * Cost: (k-1)⌈log_k p⌉(α + mβ).
+ * Cost: (k-1)⌈log_k p⌉(α + mβ) (one wake per round: ucoll__model_fanout).
  */
 #include "bcast.h"
 
@@ -19,7 +19,9 @@ static double knomial_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_p
 {
     int k = radix(prm);
 
-    return (k - 1) * ucoll__ceil_logk(p, k) * (m->alpha + (double)a->count * a->esize * m->beta);
+    int d = ucoll__ceil_logk(p, k);
+
+    return d * (ucoll__model_fanout(m, k - 1) + (k - 1) * (double)a->count * a->esize * m->beta);
 }
 
 static int knomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,

@@ -2,14 +2,14 @@
  * Broadcast, linear (flat tree): the root sends the whole message to every
  * other rank in turn.
  *
- * Cost: (p-1)(α + mβ).
+ * Cost: (p-1)(α + mβ) (one wake for the round: ucoll__model_fanout).
  */
 #include "bcast.h"
 
 static double linear_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
                           const ucoll_model_t *m)
 {
-    return (p - 1) * (m->alpha + (double)a->count * a->esize * m->beta);
+    return ucoll__model_fanout(m, p - 1) + (p - 1) * (double)a->count * a->esize * m->beta;
 }
 
 static int linear_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
