@@ -35,6 +35,10 @@
 #   --max-size B     largest size (default 64m for bcast and allreduce, 1m
 #                    for the others)
 #   -r RUNS          runs per library (default 3)
+#   -l "LIBS"        libraries, among ucoll openmpi mpich (default all three;
+#                    ucoll always runs). At p above the cores MPICH's busy
+#                    polling makes its runs last minutes: -l "ucoll openmpi"
+#                    then gives ucoll/best against Open MPI alone
 #   -b DIR           build directory (default build)
 #   -t TLS           UCX_TLS for all three (default sm,self)
 #   --timeout S      limit of one run in seconds (default 600)
@@ -61,6 +65,7 @@ TMO=600
 OUT=
 KNOWN_OPS=" barrier bcast reduce allreduce gather scatter allgather alltoall reduce_scatter_block "
 LIBS="ucoll openmpi mpich"
+WANT=$LIBS
 PYTHON=/usr/bin/python3
 HERE=$(dirname "$0")
 
@@ -76,6 +81,7 @@ while [ $# -gt 0 ]; do
     --min-size) [ $# -ge 2 ] || die "--min-size needs a value"; MIN=$2; shift ;;
     --max-size) [ $# -ge 2 ] || die "--max-size needs a value"; MAX=$2; shift ;;
     -r) [ $# -ge 2 ] || die "-r needs a value"; RUNS=$2; shift ;;
+    -l) [ $# -ge 2 ] || die "-l needs a value"; WANT=$2; shift ;;
     -b) [ $# -ge 2 ] || die "-b needs a value"; BUILD=$2; shift ;;
     -t) [ $# -ge 2 ] || die "-t needs a value"; TLS=$2; shift ;;
     --timeout) [ $# -ge 2 ] || die "--timeout needs a value"; TMO=$2; shift ;;
@@ -105,9 +111,14 @@ declare -A BIN=([ucoll]=$BUILD/bench/ucoll_bench [openmpi]=$BUILD/bench/mpi_benc
                 [mpich]=$BUILD/bench/mpi_bench_mpich)
 declare -A LAUNCHER=([ucoll]=$UCOLLRUN [openmpi]=mpirun.openmpi [mpich]=mpirun.mpich)
 declare -A NAME=([ucoll]=ucoll [openmpi]="Open MPI" [mpich]=MPICH)
+for lib in $WANT; do
+    case " $LIBS " in *" $lib "*) ;; *) die "-l: unknown library '$lib' (ucoll openmpi mpich)" ;; esac
+done
 active=()
 for lib in $LIBS; do
-    if [ ! -x "${BIN[$lib]}" ]; then
+    if [ "$lib" != ucoll ] && [[ " $WANT " != *" $lib "* ]]; then
+        echo "# ${NAME[$lib]} not run (-l)" >&2
+    elif [ ! -x "${BIN[$lib]}" ]; then
         echo "# ${NAME[$lib]} skipped: no ${BIN[$lib]} (its compiler wrapper was not found when $BUILD was configured)" >&2
     elif ! command -v "${LAUNCHER[$lib]}" >/dev/null; then
         echo "# ${NAME[$lib]} skipped: no ${LAUNCHER[$lib]} on PATH" >&2
