@@ -15,6 +15,14 @@
  * the context's configuration (as UCOLL_<OP>_ALGO would be), after checking
  * that the collective has an algorithm of that name.
  *
+ * --chain (bcast only) measures a broadcast's latency end to end instead:
+ * the root alternates between rank 0 and rank p-1, with no barrier between
+ * calls, and every rank divides the time of the whole timed loop by the
+ * number of calls. Call i+1 cannot start at its root before call i's data
+ * has reached that rank, so at p = 2 this is a ping-pong of broadcasts (the
+ * figure is comparable with ucoll_bench latency), and above it each call
+ * costs at least the time for data to travel from one end to the other.
+ *
  * --check refills the inputs before every call (outside the timed region)
  * and compares every result with a reference computed locally: inputs are
  * small integers that every datatype represents exactly, so the expected
@@ -40,6 +48,7 @@ typedef struct bench_opts {
     ucoll_coll_t coll;
     const char *algo;
     int check;
+    int chain;         /* bcast: alternate roots 0 and p-1, no barrier between calls */
     int iters, warmup; /* -1: by size */
     size_t min_size, max_size;
     ucoll_dtype_t dt;
@@ -155,14 +164,14 @@ static int64_t red_ref(ucoll_op_t op, int lo, int hi, size_t k)
 
 /* ---- one call ------------------------------------------------------------ */
 
-static int run_call(const bench_opts_t *o, bench_bufs_t *b, size_t n, ucoll_comm_t *comm)
+static int run_call(const bench_opts_t *o, bench_bufs_t *b, size_t n, int root, ucoll_comm_t *comm)
 {
     void *s = b->sbuf, *r = b->rbuf;
     ucoll_dtype_t dt = o->dt;
 
     switch (o->coll) {
     case UCOLL_COLL_BARRIER: return ucoll_barrier(comm);
-    case UCOLL_COLL_BCAST: return ucoll_bcast(r, n, dt, 0, comm);
+    case UCOLL_COLL_BCAST: return ucoll_bcast(r, n, dt, root, comm);
     case UCOLL_COLL_REDUCE: return ucoll_reduce(s, r, n, dt, o->op, 0, comm);
     case UCOLL_COLL_ALLREDUCE: return ucoll_allreduce(s, r, n, dt, o->op, comm);
     case UCOLL_COLL_GATHER: return ucoll_gather(s, r, n, dt, 0, comm);
@@ -309,7 +318,7 @@ static void usage(FILE *f)
     for (int c = 0; c < UCOLL_COLL_LAST; c++) {
         fprintf(f, "%s ", ucoll__coll_name((ucoll_coll_t)c));
     }
-    fprintf(f, "\noptions: --algo ID  --check  --iters N  --warmup N  --min-size B  "
+    fprintf(f, "\noptions: --algo ID  --check  --chain  --iters N  --warmup N  --min-size B  "
                "--max-size B  --dtype NAME  --op NAME\n");
 }
 
@@ -342,6 +351,10 @@ static int parse_opts(const char *mode, int argc, char **argv, bench_opts_t *o)
             o->check = 1;
             continue;
         }
+        if (strcmp(a, "--chain") == 0) {
+            o->chain = 1;
+            continue;
+        }
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return 1;
@@ -372,6 +385,10 @@ static int parse_opts(const char *mode, int argc, char **argv, bench_opts_t *o)
     }
     if (o->min_size == 0) {
         o->min_size = 1;
+    }
+    if (o->chain && (o->coll != UCOLL_COLL_BCAST || o->check)) {
+        fprintf(stderr, "ucoll_bench: --chain is a bcast mode, without --check\n");
+        return -1;
     }
     if (o->max_size < o->min_size) {
         fprintf(stderr, "ucoll_bench: --max-size below --min-size\n");
@@ -436,6 +453,34 @@ static void bufs_free(bench_bufs_t *b)
     free(b->displs);
 }
 
+/* --chain: roots alternate between 0 and p-1, no barrier between calls;
+ * the timed loop starts after a barrier and every rank divides its time by
+ * the number of calls. */
+static int bench_chain(const bench_opts_t *o, bench_bufs_t *b, size_t n, int warmup, int iters,
+                       ucoll_comm_t *comm, double *lat_p, int64_t *bad_p)
+{
+    int p = ucoll_comm_size(comm), st = UCOLL_OK;
+    double t0 = 0;
+
+    for (int it = 0; it < warmup + iters && st == UCOLL_OK; it++) {
+        if (it == warmup) {
+            if ((st = ucoll_barrier(comm)) != UCOLL_OK) {
+                break;
+            }
+            t0 = now_s();
+        }
+        st = run_call(o, b, n, (it & 1) ? p - 1 : 0, comm);
+    }
+    if (st != UCOLL_OK) {
+        fprintf(stderr, "ucoll_bench: rank %d: chained bcast: %s\n", ucoll_comm_rank(comm),
+                ucoll_strerror(st));
+        return st;
+    }
+    *lat_p = (now_s() - t0) / iters;
+    *bad_p = 0;
+    return ucoll_barrier(comm);
+}
+
 /* Time one size; *lat_p = this rank's mean latency in seconds, *bad_p the
  * number of wrong results it saw. */
 static int bench_size(const bench_opts_t *o, bench_bufs_t *b, size_t n, size_t bytes,
@@ -458,6 +503,9 @@ static int bench_size(const bench_opts_t *o, bench_bufs_t *b, size_t n, size_t b
         cmp = reference(o, b, n, rank, p);
     }
     fill(o, b, n, rank, p);
+    if (o->chain) {
+        return bench_chain(o, b, n, warmup, iters, comm, lat_p, bad_p);
+    }
     for (int it = 0; it < warmup + iters; it++) {
         double t0;
 
@@ -465,7 +513,7 @@ static int bench_size(const bench_opts_t *o, bench_bufs_t *b, size_t n, size_t b
             fill(o, b, n, rank, p);
         }
         t0 = now_s();
-        st = run_call(o, b, n, comm);
+        st = run_call(o, b, n, 0, comm);
         if (it >= warmup) {
             total += now_s() - t0;
         }
@@ -521,8 +569,8 @@ int ucoll_bench_coll(ucoll_ctx_t *ctx, const char *mode, int argc, char **argv)
         if (is_reducing(o.coll)) {
             printf(" op=%s", op_names[o.op]);
         }
-        printf("%s\n# %-10s %12s %12s %12s\n", o.check ? " check=on" : "", "bytes", "avg_us",
-               "min_us", "max_us");
+        printf("%s%s\n# %-10s %12s %12s %12s\n", o.check ? " check=on" : "",
+               o.chain ? " chain=on" : "", "bytes", "avg_us", "min_us", "max_us");
         fflush(stdout);
     }
     for (size_t bytes = o.min_size; bytes <= o.max_size; bytes *= 2) {

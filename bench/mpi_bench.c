@@ -12,6 +12,9 @@
  * "bytes" means what ucoll_bench means: the whole vector for bcast, reduce,
  * allreduce and the input of reduce_scatter_block; one rank's block for
  * gather, scatter, allgather; one pair's block for alltoall.
+ * --chain (bcast): roots alternate between 0 and p-1 with no barrier between
+ * calls, every rank dividing the time of the timed loop by the calls, as
+ * ucoll_bench --chain.
  * Point-to-point modes: latency (ping-pong, half round trip) and bw (window
  * of 64, MB/s = 1e6 B/s), as ucoll_bench's.
  *
@@ -26,8 +29,19 @@
 #define LARGE  8192
 #define WINDOW 64
 
-typedef enum { M_BARRIER, M_BCAST, M_REDUCE, M_ALLREDUCE, M_GATHER, M_SCATTER, M_ALLGATHER,
-               M_ALLTOALL, M_RSB, M_LATENCY, M_BW } mode_t_;
+typedef enum {
+    M_BARRIER,
+    M_BCAST,
+    M_REDUCE,
+    M_ALLREDUCE,
+    M_GATHER,
+    M_SCATTER,
+    M_ALLGATHER,
+    M_ALLTOALL,
+    M_RSB,
+    M_LATENCY,
+    M_BW
+} mode_t_;
 
 static const char *names[] = {"barrier",   "bcast",    "reduce",
                               "allreduce", "gather",   "scatter",
@@ -40,31 +54,34 @@ static size_t parse_size(const char *s)
     size_t v = strtoull(s, &end, 10);
 
     switch (*end) {
-    case 'k': case 'K': v <<= 10; break;
-    case 'm': case 'M': v <<= 20; break;
-    case 'g': case 'G': v <<= 30; break;
+    case 'k':
+    case 'K': v <<= 10; break;
+    case 'm':
+    case 'M': v <<= 20; break;
+    case 'g':
+    case 'G': v <<= 30; break;
     default: break;
     }
     return v;
 }
 
-static int call(int mode, char *s, char *r, size_t bytes, int p)
+static int call(int mode, char *s, char *r, size_t bytes, int p, int root)
 {
     int n = (int)(bytes / 4);
 
     switch (mode) {
     case M_BARRIER: return MPI_Barrier(MPI_COMM_WORLD);
-    case M_BCAST: return MPI_Bcast(r, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+    case M_BCAST: return MPI_Bcast(r, (int)bytes, MPI_BYTE, root, MPI_COMM_WORLD);
     case M_REDUCE: return MPI_Reduce(s, r, n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
     case M_ALLREDUCE: return MPI_Allreduce(s, r, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    case M_GATHER: return MPI_Gather(s, (int)bytes, MPI_BYTE, r, (int)bytes, MPI_BYTE, 0,
-                                     MPI_COMM_WORLD);
-    case M_SCATTER: return MPI_Scatter(s, (int)bytes, MPI_BYTE, r, (int)bytes, MPI_BYTE, 0,
-                                       MPI_COMM_WORLD);
-    case M_ALLGATHER: return MPI_Allgather(s, (int)bytes, MPI_BYTE, r, (int)bytes, MPI_BYTE,
-                                           MPI_COMM_WORLD);
-    case M_ALLTOALL: return MPI_Alltoall(s, (int)bytes, MPI_BYTE, r, (int)bytes, MPI_BYTE,
-                                         MPI_COMM_WORLD);
+    case M_GATHER:
+        return MPI_Gather(s, (int)bytes, MPI_BYTE, r, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+    case M_SCATTER:
+        return MPI_Scatter(s, (int)bytes, MPI_BYTE, r, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+    case M_ALLGATHER:
+        return MPI_Allgather(s, (int)bytes, MPI_BYTE, r, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
+    case M_ALLTOALL:
+        return MPI_Alltoall(s, (int)bytes, MPI_BYTE, r, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
     case M_RSB: return MPI_Reduce_scatter_block(s, r, n / p, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     default: return MPI_ERR_OTHER;
     }
@@ -116,7 +133,7 @@ static double p2p(int mode, char *s, char *r, size_t bytes, int iters, int warmu
 int main(int argc, char **argv)
 {
     size_t min = 1, max = (size_t)1 << 20, cap;
-    int mode = -1, iters = -1, warmup = -1, rank, p;
+    int mode = -1, iters = -1, warmup = -1, chain = 0, rank, p;
     char *s, *r;
 
     MPI_Init(&argc, &argv);
@@ -131,6 +148,8 @@ int main(int argc, char **argv)
             iters = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc) {
             warmup = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--chain") == 0) {
+            chain = 1;
         } else {
             for (int m = 0; m <= M_BW; m++) {
                 if (strcmp(argv[i], names[m]) == 0) {
@@ -154,6 +173,13 @@ int main(int argc, char **argv)
     if (min == 0) {
         min = 1;
     }
+    if (chain && mode != M_BCAST) {
+        if (rank == 0) {
+            fprintf(stderr, "mpi_bench: --chain is a bcast mode\n");
+        }
+        MPI_Finalize();
+        return 1;
+    }
     cap = max * (size_t)p + 64;
     s = malloc(cap);
     r = malloc(cap);
@@ -164,8 +190,9 @@ int main(int argc, char **argv)
     memset(s, 1, cap);
     memset(r, 0, cap);
     if (rank == 0) {
-        printf("# mpi_bench %s p=%d\n# %-10s %12s %12s %12s\n", names[mode], p, "bytes",
-               mode == M_BW ? "MB/s" : "avg_us", "min_us", "max_us");
+        printf("# mpi_bench %s%s p=%d\n# %-10s %12s %12s %12s\n", names[mode],
+               chain ? " chain" : "", p, "bytes", mode == M_BW ? "MB/s" : "avg_us", "min_us",
+               "max_us");
         fflush(stdout);
     }
     for (size_t bytes = min; bytes <= max; bytes *= 2) {
@@ -175,8 +202,8 @@ int main(int argc, char **argv)
         double total = 0, sum, mn, mx;
 
         if (mode == M_LATENCY || mode == M_BW) {
-            double v = p2p(mode, s, r, bytes, mode == M_BW ? (iters > 0 ? iters : 20) : it, wu,
-                           rank);
+            double v =
+                p2p(mode, s, r, bytes, mode == M_BW ? (iters > 0 ? iters : 20) : it, wu, rank);
             if (rank == 0) {
                 printf("%-12zu %12.3f\n", bytes, v);
                 fflush(stdout);
@@ -193,13 +220,27 @@ int main(int argc, char **argv)
         } else if (mode == M_RSB && bytes < 4 * (size_t)p) {
             continue;
         }
-        for (int i = 0; i < wu + it; i++) {
-            double t0 = MPI_Wtime();
-            call(mode, s, r, bytes, p);
-            if (i >= wu) {
-                total += MPI_Wtime() - t0;
+        if (chain) {
+            double t0 = 0;
+
+            for (int i = 0; i < wu + it; i++) {
+                if (i == wu) {
+                    MPI_Barrier(MPI_COMM_WORLD);
+                    t0 = MPI_Wtime();
+                }
+                call(mode, s, r, bytes, p, (i & 1) ? p - 1 : 0);
             }
+            total = MPI_Wtime() - t0;
             MPI_Barrier(MPI_COMM_WORLD);
+        } else {
+            for (int i = 0; i < wu + it; i++) {
+                double t0 = MPI_Wtime();
+                call(mode, s, r, bytes, p, 0);
+                if (i >= wu) {
+                    total += MPI_Wtime() - t0;
+                }
+                MPI_Barrier(MPI_COMM_WORLD);
+            }
         }
         total /= it;
         MPI_Reduce(&total, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);

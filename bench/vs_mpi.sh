@@ -29,7 +29,11 @@
 #
 # usage: bench/vs_mpi.sh [options]      (from the project root, after a build)
 #   -o "OPS"         operations (default: bcast allreduce reduce allgather
-#                    alltoall reduce_scatter_block barrier)
+#                    alltoall reduce_scatter_block barrier); also gather,
+#                    scatter and bcast_chain (bcast with --chain: roots 0 and
+#                    p-1 alternate with no barrier between calls, so each
+#                    figure is a broadcast's latency end to end, a ping-pong
+#                    at p = 2)
 #   -p "P..."        rank counts (default: "2 4")
 #   --min-size B     smallest size (default 8; k, m, g suffixes)
 #   --max-size B     largest size (default 64m for bcast and allreduce, 1m
@@ -63,7 +67,7 @@ BUILD=build
 TLS=sm,self
 TMO=600
 OUT=
-KNOWN_OPS=" barrier bcast reduce allreduce gather scatter allgather alltoall reduce_scatter_block "
+KNOWN_OPS=" barrier bcast bcast_chain reduce allreduce gather scatter allgather alltoall reduce_scatter_block "
 LIBS="ucoll openmpi mpich"
 WANT=$LIBS
 PYTHON=/usr/bin/python3
@@ -140,7 +144,7 @@ DATE=$(date -u +%FT%TZ)
 
 max_of() {  # op -> its largest size
     if [ -n "$MAX" ]; then echo "$MAX"
-    elif [ "$1" = bcast ] || [ "$1" = allreduce ]; then echo 64m
+    elif [ "$1" = bcast ] || [ "$1" = bcast_chain ] || [ "$1" = allreduce ]; then echo 64m
     else echo 1m; fi
 }
 
@@ -175,7 +179,11 @@ run_one() {  # lib op p run
                   --mca btl self --mca osc ^ucx --mca mpi_yield_when_idle 1 "${BIN[$lib]}") ;;
     mpich) cmd=(mpirun.mpich -np "$p" "${BIN[$lib]}") ;;
     esac
-    cmd+=("$op" --min-size "$MIN" --max-size "$max")
+    if [ "$op" = bcast_chain ]; then
+        cmd+=(bcast --chain --min-size "$MIN" --max-size "$max")
+    else
+        cmd+=("$op" --min-size "$MIN" --max-size "$max")
+    fi
     log=$OUT/logs/$op-p$p-$lib-r$r
     echo "${cmd[*]}" >"$log.cmd"
     t0=$(date +%s.%N)
