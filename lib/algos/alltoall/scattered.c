@@ -7,7 +7,8 @@
  * W >= p - 1 posts everything at once. Bounding W keeps a rank from being
  * flooded by p - 1 senders at once while still overlapping messages.
  *
- * Cost (m = one pair's block): (p-1)(α + mβ), as pairwise: in the
+ * Cost (m = one pair's block): (p-1)(α + mβ), as pairwise (but one wake
+ * per window when oversubscribed: ucoll__model_fanout): in the
  * full-duplex Hockney model a rank's sends share one port, so posting them
  * together gains nothing on paper (in practice it hides some latency; the
  * model keeps pairwise, listed first, as the default).
@@ -23,8 +24,11 @@ static double alltoall_scattered_cost(const ucoll_coll_args_t *a, int p,
                                       const ucoll_algo_params_t *prm, const ucoll_model_t *m)
 {
     double bytes = (double)a->count * a->esize;
+    int w = (int)UCOLL_MIN(scattered_window(prm), (unsigned)UCOLL_MAX(p - 1, 1));
 
-    return (p - 1) * (m->alpha + bytes * m->beta);
+    /* one wake per window of exchanges posted together (ucoll__model_fanout) */
+    return (p - 1) / w * ucoll__model_fanout(m, w) + ucoll__model_fanout(m, (p - 1) % w) +
+           (p - 1) * bytes * m->beta;
 }
 
 static int alltoall_scattered_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,

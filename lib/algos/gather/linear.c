@@ -5,7 +5,8 @@
  * receives at once, straight into their places in rbuf, and copies its own
  * block. One round.
  *
- * Cost (m = one rank's block): (p-1)(α + mβ) at the root.
+ * Cost (m = one rank's block): (p-1)(α + mβ) at the root (one wake for
+ * the round when oversubscribed: ucoll__model_fanout).
  */
 #include "gather.h"
 
@@ -14,7 +15,7 @@ static double gather_linear_cost(const ucoll_coll_args_t *a, int p, const ucoll_
 {
     double bytes = (double)a->count * a->esize;
 
-    return (p - 1) * (m->alpha + bytes * m->beta);
+    return ucoll__model_fanout(m, p - 1) + (p - 1) * bytes * m->beta;
 }
 
 static int gather_linear_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,

@@ -4,7 +4,8 @@
  * The root posts a send of every other rank's block at once, straight from
  * sbuf, and copies its own; every other rank receives its block. One round.
  *
- * Cost (m = one rank's block): (p-1)(α + mβ) at the root.
+ * Cost (m = one rank's block): (p-1)(α + mβ) at the root (one wake for
+ * the round when oversubscribed: ucoll__model_fanout).
  */
 #include "scatter.h"
 
@@ -13,7 +14,7 @@ static double scatter_linear_cost(const ucoll_coll_args_t *a, int p, const ucoll
 {
     double bytes = (double)a->count * a->esize;
 
-    return (p - 1) * (m->alpha + bytes * m->beta);
+    return ucoll__model_fanout(m, p - 1) + (p - 1) * bytes * m->beta;
 }
 
 static int scatter_linear_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
