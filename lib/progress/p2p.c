@@ -1,14 +1,9 @@
 /*
- * Point-to-point over UCX: matching, eager and rendezvous protocols, flow
- * control, peer failure, and the public send/receive calls.
- *
- * Matching. Queues are bucketed by (ctx_id, source): a message from s on
- * ctx_id c only ever looks at bucket (c, s)'s posted receives and at c's
- * ANY_SOURCE receives; a receive from s only at bucket (c, s)'s unexpected
- * messages, and an ANY_SOURCE receive at c's arrival-ordered unexpected
- * list. Posted receives carry a posting number so that the older of the two
- * candidates (specific vs wildcard) wins, as MPI requires. Unrelated traffic
- * (other communicators, other sources) never lengthens a search.
+ * Point-to-point over UCX: eager and rendezvous protocols, flow control,
+ * peer failure, and the public send/receive calls. Matching (which posted
+ * receive a message goes to, which unexpected message a receive takes)
+ * lives in match.c; this file owns the requests and messages whose entries
+ * it queues there.
  *
  * Order. Each (sender, receiver) job-rank pair numbers its messages; a
  * message that arrives early waits on the pair's reorder list, so matching
@@ -31,6 +26,7 @@
  */
 #include "progress/p2p.h"
 #include "dtype.h"
+#include "progress/match.h"
 #include "progress/net.h"
 #include "progress/request.h"
 #include "transport/rcache.h"
@@ -41,7 +37,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CQ_HASH 64
 /* eager payloads up to this size travel packed behind the header */
 #define PACK_MAX        (UCOLL_TL_OP_HDR - sizeof(wire_hdr_t))
 #define CLEANUP_SEND_NS 3000000000ull
@@ -61,27 +56,11 @@ typedef struct {
 } p2p_peer_t;
 
 typedef struct {
-    ucoll_list_t posted; /* receives from this source, posting order */
-    ucoll_list_t unexp;  /* messages from this source, arrival order */
-} p2p_bucket_t;
-
-typedef struct p2p_cq {
-    struct p2p_cq *next;
-    uint32_t ctx_id;
-    ucoll_list_t wild;  /* ANY_SOURCE receives */
-    ucoll_list_t unexp; /* every unexpected message, arrival order */
-    p2p_bucket_t **src;
-    int nsrc;
-} p2p_cq_t;
-
-typedef struct {
-    ucoll_list_t link;     /* bucket's unexpected list, or the peer's ooo list */
-    ucoll_list_t ctx_link; /* cq's arrival-order list */
-    wire_rts_t rts;        /* hdr, and cookie/raddr for RNDV_TAG/GET */
-    void *desc;            /* RNDV_AM: UCP data descriptor */
-    size_t cost;           /* EAGER: credit bytes */
-    size_t data_len;
-    char data[]; /* EAGER payload or RNDV_GET packed rkey */
+    ucoll_match_msg_t match; /* match.link: peer's ooo list while early */
+    wire_rts_t rts;          /* hdr, and cookie/raddr for RNDV_TAG/GET */
+    void *desc;              /* RNDV_AM: UCP data descriptor */
+    size_t cost;             /* EAGER: credit bytes */
+    char data[];             /* EAGER payload or RNDV_GET packed rkey */
 } p2p_msg_t;
 
 typedef struct {
@@ -89,8 +68,6 @@ typedef struct {
     uint64_t rmsgs[2], rbytes[2]; /* received */
     uint64_t fallback;            /* eager-sized messages sent rendezvous (no credits) */
     uint64_t credit_msgs;
-    size_t unexp_depth, unexp_peak, unexp_bytes, unexp_bytes_peak;
-    size_t posted_depth, posted_peak;
     uint64_t ooo;
 } p2p_stats_t;
 
@@ -98,9 +75,7 @@ struct ucoll_p2p {
     ucoll_ctx_t *ctx;
     ucoll_tl_t *tl;
     p2p_peer_t *peers;
-    p2p_cq_t *cq[CQ_HASH];
-    p2p_cq_t *cq_last;
-    uint64_t post_seq;
+    ucoll_match_t match; /* posted receives and unexpected messages */
     int in_progress;
     int nfailed;
     ucoll_list_t deferred;  /* RNDV_AM receives to fetch after progress */
@@ -111,73 +86,7 @@ struct ucoll_p2p {
 
 static void start_recv(ucoll_p2p_t *p, ucoll_req_t *req, p2p_msg_t *msg);
 
-/* ---- queues -------------------------------------------------------------- */
-
-static p2p_cq_t *cq_get(ucoll_p2p_t *p, uint32_t ctx_id, int create)
-{
-    p2p_cq_t *cq;
-
-    if (p->cq_last && p->cq_last->ctx_id == ctx_id) {
-        return p->cq_last;
-    }
-    for (cq = p->cq[ctx_id % CQ_HASH]; cq; cq = cq->next) {
-        if (cq->ctx_id == ctx_id) {
-            return p->cq_last = cq;
-        }
-    }
-    if (!create) {
-        return NULL;
-    }
-    cq = calloc(1, sizeof(*cq));
-    if (cq == NULL) {
-        return NULL;
-    }
-    cq->ctx_id = ctx_id;
-    ucoll_list_init(&cq->wild);
-    ucoll_list_init(&cq->unexp);
-    cq->next = p->cq[ctx_id % CQ_HASH];
-    p->cq[ctx_id % CQ_HASH] = cq;
-    return p->cq_last = cq;
-}
-
-static p2p_bucket_t *bucket_get(p2p_cq_t *cq, int src, int create)
-{
-    p2p_bucket_t **nsrc, *b;
-    int n;
-
-    if (src < cq->nsrc && cq->src[src]) {
-        return cq->src[src];
-    }
-    if (!create) {
-        return NULL;
-    }
-    if (src >= cq->nsrc) {
-        n = cq->nsrc ? cq->nsrc : 8;
-        while (n <= src) {
-            n *= 2;
-        }
-        nsrc = realloc(cq->src, (size_t)n * sizeof(*nsrc));
-        if (nsrc == NULL) {
-            return NULL;
-        }
-        memset(nsrc + cq->nsrc, 0, (size_t)(n - cq->nsrc) * sizeof(*nsrc));
-        cq->src = nsrc;
-        cq->nsrc = n;
-    }
-    b = malloc(sizeof(*b));
-    if (b == NULL) {
-        return NULL;
-    }
-    ucoll_list_init(&b->posted);
-    ucoll_list_init(&b->unexp);
-    cq->src[src] = b;
-    return b;
-}
-
-static inline int tag_match(const ucoll_req_t *req, int tag)
-{
-    return req->u.p2p.any_tag || req->u.p2p.tag == tag;
-}
+/* ---- helpers ------------------------------------------------------------- */
 
 /* memcpy for the few bytes of a small message without a library call
  * (overlapping word moves); larger copies go to memcpy. */
@@ -203,115 +112,6 @@ static inline void copy_bytes(void *dst, const void *src, size_t n)
         ((char *)dst)[n / 2] = ((const char *)src)[n / 2];
         ((char *)dst)[n - 1] = ((const char *)src)[n - 1];
     }
-}
-
-/* Take a receive out of its posted queue. */
-static inline void unpost(ucoll_p2p_t *p, ucoll_req_t *req)
-{
-    ucoll_list_del(&req->link);
-    req->u.p2p.posted = 0;
-    p->st.posted_depth--;
-}
-
-static inline ucoll_req_t *first_posted(ucoll_list_t *list, int tag)
-{
-    ucoll_list_t *pos;
-
-    ucoll_list_for_each(pos, list)
-    {
-        ucoll_req_t *req = ucoll_container_of(pos, ucoll_req_t, link);
-        if (tag_match(req, tag)) {
-            return req;
-        }
-    }
-    return NULL;
-}
-
-/* The oldest posted receive matching hdr, removed from its queue. Inline:
- * it is on the latency path of every eager message. */
-static inline ucoll_req_t *match_posted(ucoll_p2p_t *p, const wire_hdr_t *hdr)
-{
-    p2p_cq_t *cq = p->cq_last;
-    p2p_bucket_t *b;
-    ucoll_req_t *req = NULL, *wild;
-
-    if (ucoll_unlikely(cq == NULL || cq->ctx_id != hdr->ctx_id)) {
-        cq = cq_get(p, hdr->ctx_id, 0);
-        if (cq == NULL) {
-            return NULL;
-        }
-    }
-    if ((unsigned)hdr->src < (unsigned)cq->nsrc && (b = cq->src[hdr->src]) != NULL) {
-        req = first_posted(&b->posted, hdr->tag);
-    }
-    if (ucoll_unlikely(!ucoll_list_empty(&cq->wild))) {
-        wild = first_posted(&cq->wild, hdr->tag);
-        if (wild && (!req || wild->u.p2p.post_seq < req->u.p2p.post_seq)) {
-            req = wild;
-        }
-    }
-    if (req) {
-        unpost(p, req);
-    }
-    return req;
-}
-
-/* The earliest unexpected message matching a receive, removed. */
-static p2p_msg_t *match_unexp(ucoll_p2p_t *p, const ucoll_req_t *req)
-{
-    p2p_cq_t *cq = cq_get(p, req->u.p2p.ctx_id, 0);
-    p2p_bucket_t *b;
-    ucoll_list_t *pos;
-    p2p_msg_t *msg;
-
-    if (cq == NULL) {
-        return NULL;
-    }
-    if (req->u.p2p.peer == UCOLL_ANY_SOURCE) {
-        ucoll_list_for_each(pos, &cq->unexp)
-        {
-            msg = ucoll_container_of(pos, p2p_msg_t, ctx_link);
-            if (tag_match(req, msg->rts.h.tag)) {
-                goto found;
-            }
-        }
-        return NULL;
-    }
-    b = bucket_get(cq, req->u.p2p.peer, 0);
-    if (b == NULL) {
-        return NULL;
-    }
-    ucoll_list_for_each(pos, &b->unexp)
-    {
-        msg = ucoll_container_of(pos, p2p_msg_t, link);
-        if (tag_match(req, msg->rts.h.tag)) {
-            goto found;
-        }
-    }
-    return NULL;
-found:
-    ucoll_list_del(&msg->link);
-    ucoll_list_del(&msg->ctx_link);
-    p->st.unexp_depth--;
-    p->st.unexp_bytes -= msg->data_len;
-    return msg;
-}
-
-static int enqueue_unexp(ucoll_p2p_t *p, p2p_msg_t *msg)
-{
-    p2p_cq_t *cq = cq_get(p, msg->rts.h.ctx_id, 1);
-    p2p_bucket_t *b = cq ? bucket_get(cq, msg->rts.h.src, 1) : NULL;
-
-    if (b == NULL) {
-        return UCOLL_ERR_NOMEM;
-    }
-    ucoll_list_add_tail(&b->unexp, &msg->link);
-    ucoll_list_add_tail(&cq->unexp, &msg->ctx_link);
-    p->st.unexp_depth++;
-    p->st.unexp_bytes += msg->data_len;
-    p->st.unexp_peak = UCOLL_MAX(p->st.unexp_peak, p->st.unexp_depth);
-    p->st.unexp_bytes_peak = UCOLL_MAX(p->st.unexp_bytes_peak, p->st.unexp_bytes);
-    return UCOLL_OK;
 }
 
 static void inflight_add(ucoll_p2p_t *p, ucoll_req_t *req, int world)
@@ -719,8 +519,8 @@ static void start_recv(ucoll_p2p_t *p, ucoll_req_t *req, p2p_msg_t *msg)
     p->st.rbytes[h->proto != UCOLL_PROTO_EAGER] += h->len;
 
     if (h->proto == UCOLL_PROTO_EAGER) {
-        if (msg->data_len && s->bytes) {
-            memcpy(s->buf, msg->data, UCOLL_MIN(msg->data_len, s->bytes));
+        if (msg->match.data_len && s->bytes) {
+            memcpy(s->buf, msg->data, UCOLL_MIN(msg->match.data_len, s->bytes));
         }
         credits_consumed(p, world, msg->cost);
         free(msg);
@@ -813,17 +613,15 @@ static int comm_has_failed(ucoll_p2p_t *p, const ucoll_comm_t *comm, int only)
 static void post_recv(ucoll_p2p_t *p, ucoll_req_t *req)
 {
     struct ucoll_p2p_req *s = &req->u.p2p;
-    p2p_msg_t *msg;
-    p2p_cq_t *cq;
-    p2p_bucket_t *b;
+    ucoll_match_msg_t *queued;
     ucp_ep_h ep;
     int r;
 
-    s->post_seq = ++p->post_seq;
+    ucoll__match_recv_init(&p->match, &s->match, s->ctx_id, s->peer, s->tag, s->any_tag);
     s->world = s->peer == UCOLL_ANY_SOURCE ? -1 : ucoll__comm_world_rank(s->comm, s->peer);
-    msg = match_unexp(p, req);
-    if (msg) {
-        start_recv(p, req, msg);
+    queued = ucoll__match_unexp(&p->match, &s->match);
+    if (queued) {
+        start_recv(p, req, ucoll_container_of(queued, p2p_msg_t, match));
         return;
     }
     if (s->world >= 0) {
@@ -848,34 +646,20 @@ static void post_recv(ucoll_p2p_t *p, ucoll_req_t *req)
             return;
         }
     }
-    cq = cq_get(p, s->ctx_id, 1);
-    if (cq == NULL) {
+    if (ucoll__match_post(&p->match, &s->match) != UCOLL_OK) {
         ucoll__req_complete(req, UCOLL_ERR_NOMEM);
-        return;
     }
-    if (s->world >= 0) {
-        b = bucket_get(cq, s->peer, 1);
-        if (b == NULL) {
-            ucoll__req_complete(req, UCOLL_ERR_NOMEM);
-            return;
-        }
-        ucoll_list_add_tail(&b->posted, &req->link);
-    } else {
-        ucoll_list_add_tail(&cq->wild, &req->link);
-    }
-    s->posted = 1;
-    p->st.posted_depth++;
-    p->st.posted_peak = UCOLL_MAX(p->st.posted_peak, p->st.posted_depth);
 }
 
 /* A message whose turn has come (in sequence order). */
 static void deliver(ucoll_p2p_t *p, p2p_msg_t *msg)
 {
-    ucoll_req_t *req = match_posted(p, &msg->rts.h);
+    const wire_hdr_t *h = &msg->rts.h;
+    ucoll_match_recv_t *e = ucoll__match_posted(&p->match, h->ctx_id, h->src, h->tag);
 
-    if (req) {
-        start_recv(p, req, msg);
-    } else if (enqueue_unexp(p, msg) != UCOLL_OK) {
+    if (e) {
+        start_recv(p, ucoll_container_of(e, ucoll_req_t, u.p2p.match), msg);
+    } else if (ucoll__match_unexp_add(&p->match, &msg->match) != UCOLL_OK) {
         ucoll_error("out of memory queueing a message from rank %u: dropped", msg->rts.h.src_world);
         msg_free(p, msg);
     }
@@ -887,15 +671,17 @@ static void deliver(ucoll_p2p_t *p, p2p_msg_t *msg)
 static inline int eager_fast(ucoll_p2p_t *p, const wire_hdr_t *h, const void *data, size_t length)
 {
     p2p_peer_t *peer = &p->peers[h->src_world];
+    ucoll_match_recv_t *e;
     ucoll_req_t *req;
 
     if (ucoll_unlikely(h->seq != peer->recv_seq || !ucoll_list_empty(&peer->ooo))) {
         return 0;
     }
-    req = match_posted(p, h);
-    if (ucoll_unlikely(req == NULL)) {
+    e = ucoll__match_posted(&p->match, h->ctx_id, h->src, h->tag);
+    if (ucoll_unlikely(e == NULL)) {
         return 0;
     }
+    req = ucoll_container_of(e, ucoll_req_t, u.p2p.match);
     peer->credits += h->credits;
     peer->recv_seq++;
     req->status.source = h->src;
@@ -943,7 +729,7 @@ static __attribute__((noinline)) ucs_status_t am_msg_slow(ucoll_ctx_t *ctx, cons
     }
     msg->rts = rts;
     msg->desc = rndv ? data : NULL;
-    msg->data_len = copy;
+    ucoll__match_msg_init(&msg->match, rts.h.ctx_id, rts.h.src, rts.h.tag, copy);
     msg->cost = rts.h.proto == UCOLL_PROTO_EAGER ? length + sizeof(wire_hdr_t) : 0;
     if (rts.h.proto == UCOLL_PROTO_EAGER) {
         msg->rts.h.len = length;
@@ -963,23 +749,23 @@ static __attribute__((noinline)) ucs_status_t am_msg_slow(ucoll_ctx_t *ctx, cons
         p->st.ooo++;
         ucoll_list_for_each(pos, &peer->ooo)
         {
-            p2p_msg_t *m = ucoll_container_of(pos, p2p_msg_t, link);
+            p2p_msg_t *m = ucoll_container_of(pos, p2p_msg_t, match.link);
             if ((int32_t)(m->rts.h.seq - rts.h.seq) > 0) {
                 break;
             }
         }
-        ucoll_list_insert_between(&msg->link, pos->prev, pos);
-        ucoll_list_init(&msg->ctx_link);
+        ucoll_list_insert_between(&msg->match.link, pos->prev, pos);
+        ucoll_list_init(&msg->match.ctx_link);
         return rndv ? UCS_INPROGRESS : UCS_OK;
     }
     peer->recv_seq++;
     deliver(p, msg);
     while (!ucoll_list_empty(&peer->ooo)) {
-        msg = ucoll_list_first(&peer->ooo, p2p_msg_t, link);
+        msg = ucoll_list_first(&peer->ooo, p2p_msg_t, match.link);
         if (msg->rts.h.seq != peer->recv_seq) {
             break;
         }
-        ucoll_list_del(&msg->link);
+        ucoll_list_del(&msg->match.link);
         peer->recv_seq++;
         deliver(p, msg);
     }
@@ -1078,14 +864,30 @@ static void fail_list_add(ucoll_list_t *fail, ucoll_req_t *req)
     ucoll_list_add_tail(fail, &req->link);
 }
 
+typedef struct {
+    ucoll_p2p_t *p;
+    int rank;
+} p2p_failed_t;
+
+/* Whether posted receive e can no longer complete now that job rank
+ * f->rank has failed: it is from that rank, or it is an ANY_SOURCE receive
+ * on a communicator that has it. */
+static int recv_hit_by_failure(const ucoll_match_recv_t *e, void *arg)
+{
+    const p2p_failed_t *f = arg;
+    const ucoll_req_t *req = ucoll_container_of(e, ucoll_req_t, u.p2p.match);
+
+    return e->src == UCOLL_ANY_SOURCE ? comm_has_failed(f->p, req->u.p2p.comm, f->rank)
+                                      : req->u.p2p.world == f->rank;
+}
+
 static void on_peer_failure(ucoll_ctx_t *ctx, int rank, int status)
 {
     ucoll_p2p_t *p = ctx->p2p;
     p2p_peer_t *peer;
-    ucoll_list_t fail, *pos, *tmp;
+    ucoll_list_t fail, dead, *pos, *tmp;
+    p2p_failed_t f = {p, rank};
     ucoll_req_t *req;
-    p2p_cq_t *cq;
-    int h, i;
 
     if (p == NULL) {
         return;
@@ -1124,36 +926,19 @@ static void on_peer_failure(ucoll_ctx_t *ctx, int rank, int status)
             fail_list_add(&fail, req);
         }
     }
-    for (h = 0; h < CQ_HASH; h++) {
-        for (cq = p->cq[h]; cq; cq = cq->next) {
-            for (i = 0; i < cq->nsrc; i++) {
-                if (cq->src[i] == NULL) {
-                    continue;
-                }
-                ucoll_list_for_each_safe(pos, tmp, &cq->src[i]->posted)
-                {
-                    req = ucoll_container_of(pos, ucoll_req_t, link);
-                    if (req->u.p2p.world == rank) {
-                        unpost(p, req);
-                        fail_list_add(&fail, req);
-                    }
-                }
-            }
-            ucoll_list_for_each_safe(pos, tmp, &cq->wild)
-            {
-                req = ucoll_container_of(pos, ucoll_req_t, link);
-                if (comm_has_failed(p, req->u.p2p.comm, rank)) {
-                    unpost(p, req);
-                    fail_list_add(&fail, req);
-                }
-            }
-        }
+    ucoll_list_init(&dead);
+    ucoll__match_posted_take(&p->match, recv_hit_by_failure, &f, &dead);
+    while (!ucoll_list_empty(&dead)) {
+        ucoll_match_recv_t *e = ucoll_list_first(&dead, ucoll_match_recv_t, link);
+
+        ucoll_list_del(&e->link);
+        fail_list_add(&fail, ucoll_container_of(e, ucoll_req_t, u.p2p.match));
     }
     /* announcements past a gap that will never fill */
     ucoll_list_for_each_safe(pos, tmp, &peer->ooo)
     {
-        p2p_msg_t *msg = ucoll_container_of(pos, p2p_msg_t, link);
-        ucoll_list_del(&msg->link);
+        p2p_msg_t *msg = ucoll_container_of(pos, p2p_msg_t, match.link);
+        ucoll_list_del(&msg->match.link);
         msg_free(p, msg);
     }
     /* complete only now: callbacks may post new operations */
@@ -1209,6 +994,7 @@ int ucoll__p2p_init(ucoll_ctx_t *ctx)
     }
     p->ctx = ctx;
     p->tl = ctx->tl;
+    ucoll__match_init(&p->match);
     ucoll_list_init(&p->deferred);
     p->credit_batch = UCOLL_MAX(ctx->cfg.eager_credits / 4, (size_t)1);
     for (i = 0; i < ctx->size; i++) {
@@ -1260,6 +1046,7 @@ static int sends_pending(ucoll_p2p_t *p)
 static void print_stats(ucoll_p2p_t *p)
 {
     const p2p_stats_t *s = &p->st;
+    const ucoll_match_stats_t *ms = &p->match.st;
 
     fprintf(stderr,
             "ucoll[%d] stats: sent eager %" PRIu64 " msgs %" PRIu64 " B, rndv %" PRIu64
@@ -1267,8 +1054,8 @@ static void print_stats(ucoll_p2p_t *p)
             " msgs %" PRIu64 " B, rndv %" PRIu64 " msgs %" PRIu64 " B; credit msgs %" PRIu64
             "; unexpected peak %zu msgs %zu B; posted peak %zu; reordered %" PRIu64 "\n",
             p->ctx->rank, s->msgs[0], s->bytes[0], s->msgs[1], s->bytes[1], s->fallback,
-            s->rmsgs[0], s->rbytes[0], s->rmsgs[1], s->rbytes[1], s->credit_msgs, s->unexp_peak,
-            s->unexp_bytes_peak, s->posted_peak, s->ooo);
+            s->rmsgs[0], s->rbytes[0], s->rmsgs[1], s->rbytes[1], s->credit_msgs, ms->unexp_peak,
+            ms->unexp_bytes_peak, ms->posted_peak, s->ooo);
     if (p->rcache) {
         ucoll_rcache_stats_t rs;
 
@@ -1283,10 +1070,9 @@ static void print_stats(ucoll_p2p_t *p)
 void ucoll__p2p_cleanup(ucoll_ctx_t *ctx)
 {
     ucoll_p2p_t *p = ctx->p2p;
-    ucoll_list_t *pos, *tmp;
+    ucoll_list_t unexp, *pos, *tmp;
     uint64_t deadline;
-    p2p_cq_t *cq, *next;
-    int h, i;
+    int i;
 
     if (p == NULL) {
         return;
@@ -1323,7 +1109,7 @@ void ucoll__p2p_cleanup(ucoll_ctx_t *ctx)
         }
         ucoll_list_for_each_safe(pos, tmp, &p->peers[i].ooo)
         {
-            p2p_msg_t *msg = ucoll_container_of(pos, p2p_msg_t, link);
+            p2p_msg_t *msg = ucoll_container_of(pos, p2p_msg_t, match.link);
             msg_free(p, msg);
         }
     }
@@ -1332,20 +1118,13 @@ void ucoll__p2p_cleanup(ucoll_ctx_t *ctx)
         ucoll_req_t *req = ucoll_container_of(pos, ucoll_req_t, link);
         msg_free(p, req->u.p2p.msg);
     }
-    for (h = 0; h < CQ_HASH; h++) {
-        for (cq = p->cq[h]; cq; cq = next) {
-            next = cq->next;
-            ucoll_list_for_each_safe(pos, tmp, &cq->unexp)
-            {
-                msg_free(p, ucoll_container_of(pos, p2p_msg_t, ctx_link));
-            }
-            for (i = 0; i < cq->nsrc; i++) {
-                free(cq->src[i]);
-            }
-            free(cq->src);
-            free(cq);
-        }
+    ucoll_list_init(&unexp);
+    ucoll__match_unexp_take(&p->match, NULL, NULL, &unexp);
+    ucoll_list_for_each_safe(pos, tmp, &unexp)
+    {
+        msg_free(p, ucoll_container_of(pos, p2p_msg_t, match.link));
     }
+    ucoll__match_fini(&p->match);
     if (ctx->cfg.stats) {
         print_stats(p);
     }
@@ -1602,8 +1381,8 @@ static int wait_blocking(ucoll_p2p_t *p, ucoll_req_t *req, ucoll_status_t *statu
     int ret = ucoll__wait_flag(p->ctx, &req->complete);
 
     if (ucoll_unlikely(ret != UCOLL_OK)) {
-        if (req->u.p2p.posted) {
-            unpost(p, req);
+        if (req->u.p2p.match.posted) {
+            ucoll__match_unpost(&p->match, &req->u.p2p.match);
             ucoll__req_release(req);
         } else {
             req->cb = orphan_done;

@@ -1,11 +1,13 @@
 /*
- * Point-to-point part of a request (see request.h). Owned by the matching
- * engine and the wire protocol (lib/progress/p2p.c).
+ * Point-to-point part of a request (see request.h). Owned by the
+ * point-to-point engine (lib/progress/p2p.c); a receive's match entry is
+ * linked into the matching queues (lib/progress/match.h) while posted.
  */
 #ifndef UCOLL_P2P_REQ_H
 #define UCOLL_P2P_REQ_H
 
 #include "list.h"
+#include "progress/match.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -25,16 +27,15 @@ struct ucoll_p2p_req {
     int world; /* job rank of peer; -1 for ANY_SOURCE */
     int any_tag;
     uint32_t ctx_id;
-    uint32_t seq;           /* send: sequence number of the message */
-    int proto;              /* UCOLL_PROTO_* once chosen or matched */
-    uint64_t post_seq;      /* receive: posting order */
-    ucoll_list_t peer_link; /* in the peer's in-flight list */
-    int inflight;
-    int posted; /* receive: waiting in a posted queue */
-    void *op;   /* ucoll_tl_op_t of the UCX operation in flight */
-    void *msg;  /* matched announcement awaiting its fetch */
-    void *reg;  /* RNDV_GET send: ucoll_reg_t from the registration cache */
-    void *rkey; /* RNDV_GET receive: unpacked rkey */
+    uint32_t seq;             /* send: sequence number of the message */
+    int proto;                /* UCOLL_PROTO_* once chosen or matched */
+    int inflight;             /* peer_link is in a peer's in-flight list */
+    ucoll_match_recv_t match; /* receive: its entry in the matching queues */
+    ucoll_list_t peer_link;   /* in the peer's in-flight list */
+    void *op;                 /* ucoll_tl_op_t of the UCX operation in flight */
+    void *msg;                /* matched announcement awaiting its fetch */
+    void *reg;                /* RNDV_GET send: ucoll_reg_t from the registration cache */
+    void *rkey;               /* RNDV_GET receive: unpacked rkey */
 };
 
 #endif
