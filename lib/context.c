@@ -6,7 +6,7 @@
 #include "core.h"
 #include "dtype.h"
 #include "topo.h"
-#include "progress/net.h"
+#include "transport/net.h"
 #include "progress/p2p.h"
 #include "progress/request.h"
 #include "progress/sched.h"

@@ -27,7 +27,7 @@
 #include "progress/p2p.h"
 #include "dtype.h"
 #include "progress/match.h"
-#include "progress/net.h"
+#include "transport/net.h"
 #include "progress/request.h"
 #include "transport/rcache.h"
 #include "transport/ucx.h"

@@ -47,7 +47,7 @@
  * across collectives and released by ucoll__exec_cleanup.
  */
 #include "progress/sched.h"
-#include "progress/net.h"
+#include "transport/net.h"
 #include "progress/request.h"
 #include "dtype.h"
 

@@ -9,7 +9,7 @@
  * nothing arrives.
  */
 #include "progress/request.h"
-#include "progress/net.h"
+#include "transport/net.h"
 #include "progress/sched.h"
 #include "transport/ucx.h"
 

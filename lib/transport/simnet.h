@@ -23,7 +23,7 @@
 #ifndef UCOLL_SIMNET_H
 #define UCOLL_SIMNET_H
 
-#include "progress/net.h"
+#include "transport/net.h"
 
 typedef struct ucoll_simnet ucoll_simnet_t;
 

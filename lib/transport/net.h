@@ -1,5 +1,8 @@
 /*
  * The narrow interface between the collective executor and point-to-point.
+ * It sits in the transport layer so that both of its implementations can
+ * include it without reaching up: the executor (lib/progress/sched.c) calls
+ * it, and a network implements it.
  *
  * The executor never talks to UCP: it posts sends and receives of bytes in
  * the collective matching space of a communicator through these ops and is
