@@ -1,9 +1,10 @@
 /*
  * Point-to-point over UCX: eager and rendezvous protocols, flow control,
- * peer failure, and the public send/receive calls. Matching (which posted
- * receive a message goes to, which unexpected message a receive takes)
- * lives in match.c; this file owns the requests and messages whose entries
- * it queues there.
+ * peer failure, and what the public send/receive calls (lib/p2p.c, which
+ * checks their arguments) and the collective executor (the net ops) start.
+ * Matching (which posted receive a message goes to, which unexpected
+ * message a receive takes) lives in match.c; this file owns the requests
+ * and messages whose entries it queues there.
  *
  * Order. Each (sender, receiver) job-rank pair numbers its messages; a
  * message that arrives early waits on the pair's reorder list, so matching
@@ -1200,60 +1201,10 @@ const ucoll_net_ops_t ucoll__net_ucx = {
     .progress = p2p_progress,
 };
 
-/* ---- public point-to-point API ------------------------------------------- */
+/* ---- calls of the API layer (lib/p2p.c) ---------------------------------- */
 
-static int p2p_args(const void *buf, size_t count, ucoll_dtype_t dt, int peer, int tag,
-                    ucoll_comm_t *comm, void *req_p, int recv, size_t *bytes_p)
-{
-    size_t dsize;
-    int ret;
-
-    if ((ret = ucoll__check_comm(comm)) != UCOLL_OK || (ret = ucoll__check_dtype(dt)) != UCOLL_OK ||
-        (ret = ucoll__check_buf(buf, count, recv ? "receive buffer" : "send buffer")) != UCOLL_OK) {
-        return ret;
-    }
-    if (req_p == NULL) {
-        ucoll_debug("NULL request pointer");
-        return UCOLL_ERR_ARG;
-    }
-    if (!(peer >= 0 && peer < comm->size) && !(recv && peer == UCOLL_ANY_SOURCE)) {
-        ucoll_debug("invalid %s rank %d (communicator of %d)", recv ? "source" : "destination",
-                    peer, comm->size);
-        return UCOLL_ERR_ARG;
-    }
-    if (!(tag >= 0 && tag <= UCOLL_TAG_UB) && !(recv && tag == UCOLL_ANY_TAG)) {
-        ucoll_debug("invalid tag %d (0..%d)", tag, UCOLL_TAG_UB);
-        return UCOLL_ERR_ARG;
-    }
-    dsize = ucoll_dtype_size(dt);
-    if (dsize == 0 || (count && SIZE_MAX / count < dsize)) {
-        ucoll_debug("invalid datatype or count");
-        return UCOLL_ERR_ARG;
-    }
-    if (comm->ctx->p2p == NULL) {
-        ucoll_debug("point-to-point needs a UCX context");
-        return UCOLL_ERR_UNSUPPORTED;
-    }
-    *bytes_p = count * dsize;
-    return UCOLL_OK;
-}
-
-/* Whether the arguments of a send (recv = 0) or receive are plainly valid,
- * checked without a call: blocking calls then skip p2p_args, which checks
- * the same and says what is wrong. count * 8 (the largest datatype) cannot
- * overflow. */
-static inline int plain_args(const void *buf, size_t count, ucoll_dtype_t dt, int peer, int tag,
-                             const ucoll_comm_t *comm, int recv)
-{
-    return ucoll_likely(
-        comm != NULL && comm->ctx->p2p != NULL && (unsigned)dt < UCOLL_DTYPE_LAST &&
-        ((unsigned)peer < (unsigned)comm->size || (recv && peer == UCOLL_ANY_SOURCE)) &&
-        ((unsigned)tag <= UCOLL_TAG_UB || (recv && tag == UCOLL_ANY_TAG)) &&
-        (buf != NULL || count == 0) && count <= SIZE_MAX / 8);
-}
-
-static ucoll_req_t *user_req(ucoll_comm_t *comm, int kind, void *buf, size_t bytes, int peer,
-                             int tag)
+ucoll_req_t *ucoll__p2p_req(ucoll_comm_t *comm, int kind, void *buf, size_t bytes, int peer,
+                            int tag)
 {
     ucoll_req_t *req = ucoll__req_alloc(comm->ctx, kind);
 
@@ -1269,48 +1220,21 @@ static ucoll_req_t *user_req(ucoll_comm_t *comm, int kind, void *buf, size_t byt
     req->u.p2p.any_tag = tag == UCOLL_ANY_TAG;
     req->u.p2p.space = UCOLL_SPACE_P2P;
     req->u.p2p.ctx_id = comm->id * 2 + UCOLL_SPACE_P2P;
+    if (kind == UCOLL_REQ_SEND) {
+        req->u.p2p.world = ucoll__comm_world_rank(comm, peer);
+    }
     return req;
 }
 
-int ucoll_isend(const void *buf, size_t count, ucoll_dtype_t dt, int dst, int tag,
-                ucoll_comm_t *comm, ucoll_req_t **req_p)
+void ucoll__p2p_start(ucoll_req_t *req)
 {
-    ucoll_req_t *req;
-    size_t bytes;
-    int ret;
+    ucoll_p2p_t *p = req->u.p2p.comm->ctx->p2p;
 
-    ret = p2p_args(buf, count, dt, dst, tag, comm, req_p, 0, &bytes);
-    if (ret != UCOLL_OK) {
-        return ret;
+    if (req->kind == UCOLL_REQ_SEND) {
+        start_send(p, req);
+    } else {
+        post_recv(p, req);
     }
-    req = user_req(comm, UCOLL_REQ_SEND, (void *)buf, bytes, dst, tag);
-    if (req == NULL) {
-        return UCOLL_ERR_NOMEM;
-    }
-    req->u.p2p.world = ucoll__comm_world_rank(comm, dst);
-    start_send(comm->ctx->p2p, req);
-    *req_p = req;
-    return UCOLL_OK;
-}
-
-int ucoll_irecv(void *buf, size_t count, ucoll_dtype_t dt, int src, int tag, ucoll_comm_t *comm,
-                ucoll_req_t **req_p)
-{
-    ucoll_req_t *req;
-    size_t bytes;
-    int ret;
-
-    ret = p2p_args(buf, count, dt, src, tag, comm, req_p, 1, &bytes);
-    if (ret != UCOLL_OK) {
-        return ret;
-    }
-    req = user_req(comm, UCOLL_REQ_RECV, buf, bytes, src, tag);
-    if (req == NULL) {
-        return UCOLL_ERR_NOMEM;
-    }
-    post_recv(comm->ctx->p2p, req);
-    *req_p = req;
-    return UCOLL_OK;
 }
 
 /*
@@ -1320,9 +1244,9 @@ int ucoll_irecv(void *buf, size_t count, ucoll_dtype_t dt, int src, int tag, uco
  * the caller must take the general path (nothing has changed then: the
  * sequence number and credits are taken only on success).
  */
-static inline __attribute__((always_inline)) int
-send_now(ucoll_p2p_t *p, ucoll_comm_t *comm, const void *buf, size_t bytes, int dst, int tag)
+int ucoll__p2p_send_now(ucoll_comm_t *comm, const void *buf, size_t bytes, int dst, int tag)
 {
+    ucoll_p2p_t *p = comm->ctx->p2p;
     int world = ucoll__comm_world_rank(comm, dst);
     p2p_peer_t *peer = &p->peers[world];
     size_t cost = bytes + sizeof(wire_hdr_t);
@@ -1376,8 +1300,9 @@ static void orphan_done(ucoll_req_t *req)
  * an operation already under way is left to finish on its own and freed
  * then (a rendezvous may still complete into the buffer).
  */
-static int wait_blocking(ucoll_p2p_t *p, ucoll_req_t *req, ucoll_status_t *status)
+int ucoll__p2p_wait_blocking(ucoll_req_t *req, ucoll_status_t *status)
 {
+    ucoll_p2p_t *p = req->ctx->p2p;
     int ret = ucoll__wait_flag(p->ctx, &req->complete);
 
     if (ucoll_unlikely(ret != UCOLL_OK)) {
@@ -1390,45 +1315,4 @@ static int wait_blocking(ucoll_p2p_t *p, ucoll_req_t *req, ucoll_status_t *statu
         return ret;
     }
     return ucoll__req_finish(req, status);
-}
-
-/* ucoll_send for everything send_now does not take. */
-static __attribute__((noinline)) int send_wait(const void *buf, size_t count, ucoll_dtype_t dt,
-                                               int dst, int tag, ucoll_comm_t *comm)
-{
-    ucoll_req_t *req;
-    int ret = ucoll_isend(buf, count, dt, dst, tag, comm, &req);
-
-    return ret != UCOLL_OK ? ret : wait_blocking(comm->ctx->p2p, req, NULL);
-}
-
-int ucoll_send(const void *buf, size_t count, ucoll_dtype_t dt, int dst, int tag,
-               ucoll_comm_t *comm)
-{
-    /* a small message with plainly valid arguments goes straight out;
-     * anything else takes the full checks (and their messages) */
-    if (count <= PACK_MAX && plain_args(buf, count, dt, dst, tag, comm, 0) &&
-        send_now(comm->ctx->p2p, comm, buf, count * ucoll__dtype_size(dt), dst, tag)) {
-        return UCOLL_OK;
-    }
-    return send_wait(buf, count, dt, dst, tag, comm);
-}
-
-int ucoll_recv(void *buf, size_t count, ucoll_dtype_t dt, int src, int tag, ucoll_comm_t *comm,
-               ucoll_status_t *status)
-{
-    ucoll_req_t *req;
-    int ret;
-
-    /* plainly valid arguments skip the full checks (and their messages) */
-    if (plain_args(buf, count, dt, src, tag, comm, 1)) {
-        req = user_req(comm, UCOLL_REQ_RECV, buf, count * ucoll__dtype_size(dt), src, tag);
-        if (req == NULL) {
-            return UCOLL_ERR_NOMEM;
-        }
-        post_recv(comm->ctx->p2p, req);
-    } else if ((ret = ucoll_irecv(buf, count, dt, src, tag, comm, &req)) != UCOLL_OK) {
-        return ret;
-    }
-    return wait_blocking(comm->ctx->p2p, req, status);
 }

@@ -20,4 +20,26 @@ int ucoll__p2p_init(ucoll_ctx_t *ctx);
  * did not run or failed. */
 void ucoll__p2p_cleanup(ucoll_ctx_t *ctx);
 
+/* ---- for the public calls (lib/p2p.c), arguments already checked ---- */
+
+/* A user request (kind UCOLL_REQ_SEND or UCOLL_REQ_RECV) of bytes to or
+ * from comm rank peer (UCOLL_ANY_SOURCE, UCOLL_ANY_TAG allowed for a
+ * receive), in the communicator's point-to-point space. NULL: no memory. */
+ucoll_req_t *ucoll__p2p_req(ucoll_comm_t *comm, int kind, void *buf, size_t bytes, int peer,
+                            int tag);
+
+/* Start a request from ucoll__p2p_req: the send goes out, the receive is
+ * matched or posted. It always completes, now or later. */
+void ucoll__p2p_start(ucoll_req_t *req);
+
+/* Send a small message at once without a request, if UCX can complete it on
+ * the spot and eager credits allow: 1 when sent, 0 when the caller must
+ * take the general path (nothing has changed then). */
+int ucoll__p2p_send_now(ucoll_comm_t *comm, const void *buf, size_t bytes, int dst, int tag);
+
+/* Wait for a blocking call's request and free it. On UCOLL_ERR_TIMEOUT a
+ * receive still posted is withdrawn (nothing will be written to its
+ * buffer) and an operation under way is freed when it finishes. */
+int ucoll__p2p_wait_blocking(ucoll_req_t *req, ucoll_status_t *status);
+
 #endif
