@@ -1,4 +1,5 @@
 #include "config.h"
+#include "algos/algos.h"
 #include "log.h"
 #include "ucoll.h"
 
@@ -40,6 +41,11 @@ typedef struct {
     const char *help;
     size_t offset;       /* into ucoll_config_t */
     const char **values; /* CFG_ENUM: NULL-terminated names, index = value */
+    /* numeric rows: accepted range [lo, hi] when hi > 0 (0 also accepted
+     * when zero_ok: "from the model"); range is how the error says it */
+    double lo, hi;
+    int zero_ok;
+    const char *range;
 } cfg_row_t;
 
 static const char *log_levels[] = {"error", "warn", "info", "debug", "trace", NULL};
@@ -71,10 +77,10 @@ static const cfg_row_t cfg_table[] = {
      * 64 KiB does not); at 128k, pipelined bcast segments go eager and large
      * bcasts slow down by 1.7x. */
     {"EAGER_LIMIT", CFG_SIZE, "64k", "largest message sent eagerly; larger go rendezvous",
-     OFF(eager_limit), NULL},
+     OFF(eager_limit), NULL, 0, 64 << 20, 0, "0 to 64m"},
     {"EAGER_CREDITS", CFG_SIZE, "256k",
      "eager bytes a sender may have unconsumed at one receiver before it falls back to rendezvous",
-     OFF(eager_credits), NULL},
+     OFF(eager_credits), NULL, 0, 1 << 30, 0, "0 to 1g"},
     {"RNDV_MODE", CFG_ENUM, "auto",
      "rendezvous payload mechanism: auto (am on shared memory, tag otherwise), tag (tagged "
      "transfer), am (AM rendezvous), get (RMA get from a cached registration; enables UCX RMA, "
@@ -86,24 +92,24 @@ static const cfg_row_t cfg_table[] = {
      "hybrid (poll for UCOLL_SPIN_TIME, then sleep)",
      OFF(wait_mode), wait_names},
     {"SPIN_TIME", CFG_UINT, "50", "microseconds of idle polling before a hybrid wait sleeps",
-     OFF(spin_time), NULL},
+     OFF(spin_time), NULL, 0, 1e7, 0, "0 to 10000000 (10 s)"},
     {"STATS", CFG_BOOL, "0", "print per-rank message counters at finalize", OFF(stats), NULL},
     {"TIMEOUT", CFG_DOUBLE, "0",
-     "seconds a blocking wait may last before UCOLL_ERR_TIMEOUT; 0 = no limit", OFF(timeout), NULL},
+     "seconds a blocking wait may last before UCOLL_ERR_TIMEOUT; 0 = no limit", OFF(timeout), NULL, 0, 1e7, 0, "0 to 1e7 seconds"},
     {"SEGMENT_SIZE", CFG_SIZE, "0", "segment size of pipelined algorithms; 0 = from the model",
-     OFF(seg_size), NULL},
+     OFF(seg_size), NULL, 64, 1 << 30, 1, "0 (from the model) or 64 to 1g"},
     {"RADIX", CFG_UINT, "0", "radix of k-nomial and k-chain algorithms; 0 = from the model",
-     OFF(radix), NULL},
+     OFF(radix), NULL, 2, 1024, 1, "0 (from the model) or 2 to 1024"},
     {"MODEL_ALPHA", CFG_DOUBLE, "2e-6", "selection model: seconds of start-up per message (alpha)",
-     OFF(model_alpha), NULL},
+     OFF(model_alpha), NULL, 0, 1, 0, "0 to 1 (seconds)"},
     {"MODEL_BETA", CFG_DOUBLE, "2e-10", "selection model: seconds per byte on the wire (beta)",
-     OFF(model_beta), NULL},
+     OFF(model_beta), NULL, 0, 1, 0, "0 to 1 (seconds)"},
     {"MODEL_GAMMA", CFG_DOUBLE, "1e-10",
-     "selection model: seconds per byte of a local reduction (gamma)", OFF(model_gamma), NULL},
+     "selection model: seconds per byte of a local reduction (gamma)", OFF(model_gamma), NULL, 0, 1, 0, "0 to 1 (seconds)"},
     {"MODEL_OVERSUB_ALPHA", CFG_DOUBLE, "40e-6",
      "added to alpha when ranks outnumber processing units (each round then costs a sleep and "
      "a wake-up)",
-     OFF(model_oversub_alpha), NULL},
+     OFF(model_oversub_alpha), NULL, 0, 1, 0, "0 to 1 (seconds)"},
     {"TUNE_FILE", CFG_STRING, "", "file of selection rules 'op:lo-hi:@algo' overriding the model",
      OFF(tune_file), NULL},
     ALGO_ROW(BARRIER, "barrier"),
@@ -231,6 +237,54 @@ static int parse_value(const cfg_row_t *row, const char *s, void *field)
     return -1;
 }
 
+/* The numeric value of a parsed row's field (for the range check). */
+static double numeric(const cfg_row_t *row, const void *field)
+{
+    switch (row->type) {
+    case CFG_INT: return *(const int *)field;
+    case CFG_UINT: return *(const unsigned *)field;
+    case CFG_SIZE: return (double)*(const size_t *)field;
+    case CFG_DOUBLE: return *(const double *)field;
+    default: return 0;
+    }
+}
+
+static int in_range(const cfg_row_t *row, const void *field)
+{
+    double v = numeric(row, field);
+
+    return row->hi <= 0 || (row->zero_ok && v == 0) || (v >= row->lo && v <= row->hi);
+}
+
+/* UCOLL_<OP>_ALGO must name an algorithm of that operation. */
+static int check_algos(const ucoll_config_t *cfg)
+{
+    char list[512];
+    size_t n;
+
+    for (int c = 0; c < UCOLL_COLL_LAST; c++) {
+        const char *id = cfg->algo[c];
+        if (id == NULL || ucoll__algo_find((ucoll_coll_t)c, id) != NULL) {
+            continue;
+        }
+        n = 0;
+        list[0] = '\0';
+        for (const ucoll_algo_t *const *a = ucoll__algos((ucoll_coll_t)c); a && *a; a++) {
+            n += (size_t)snprintf(list + n, n < sizeof(list) ? sizeof(list) - n : 0, " %s",
+                                  (*a)->id);
+            n = UCOLL_MIN(n, sizeof(list) - 1);
+        }
+        for (size_t i = 0; i < NROWS; i++) {
+            if (cfg_table[i].offset == offsetof(ucoll_config_t, algo[c])) {
+                ucoll_error("UCOLL_%s='%s' names no %s algorithm (one of:%s)", cfg_table[i].name,
+                            id, ucoll__coll_name((ucoll_coll_t)c), list);
+            }
+        }
+        return UCOLL_ERR_ARG;
+    }
+    return UCOLL_OK;
+}
+
 static void expected(const cfg_row_t *row, char *buf, size_t len)
 {
     size_t n = 0;
@@ -273,6 +327,15 @@ int ucoll__config_read(ucoll_config_t *cfg)
             ucoll__config_release(cfg);
             return UCOLL_ERR_ARG;
         }
+        if (!in_range(&cfg_table[i], (char *)cfg + cfg_table[i].offset)) {
+            ucoll_error("%s='%s' is out of range (%s)", name, val, cfg_table[i].range);
+            ucoll__config_release(cfg);
+            return UCOLL_ERR_ARG;
+        }
+    }
+    if (check_algos(cfg) != UCOLL_OK) {
+        ucoll__config_release(cfg);
+        return UCOLL_ERR_ARG;
     }
     /* warn about typos: UCOLL_* variables that no row declares */
     for (env = environ; *env; env++) {
@@ -333,6 +396,7 @@ void ucoll__config_print(FILE *out, const ucoll_config_t *cfg)
             format_value(row, (const char *)cfg + row->offset, cur, sizeof(cur));
             fprintf(out, ", now '%s'", cur);
         }
-        fprintf(out, "\n    %s\n", row->help);
+        fprintf(out, "\n    %s%s%s%s\n", row->help, row->range ? " [" : "",
+                row->range ? row->range : "", row->range ? "]" : "");
     }
 }

@@ -64,6 +64,32 @@ int main(void)
     EXPECT(cfg.wait_mode == UCOLL_WAIT_SPIN);
     ucoll__config_release(&cfg);
 
+    /* out of range, and algorithm ids that do not exist, fail at init */
+    {
+        static const char *bad[][2] = {
+            {"UCOLL_RADIX", "1"},           {"UCOLL_RADIX", "5000"},
+            {"UCOLL_SEGMENT_SIZE", "8"},    {"UCOLL_EAGER_LIMIT", "100g"},
+            {"UCOLL_SPIN_TIME", "99999999"}, {"UCOLL_MODEL_ALPHA", "5"},
+            {"UCOLL_BCAST_ALGO", "nosuch"}, {"UCOLL_ALLREDUCE_ALGO", "binomial"},
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+            setenv(bad[i][0], bad[i][1], 1);
+            EXPECT(ucoll__config_read(&cfg) == UCOLL_ERR_ARG);
+            unsetenv(bad[i][0]);
+        }
+        setenv("UCOLL_RADIX", "0", 1);
+        setenv("UCOLL_SEGMENT_SIZE", "64", 1);
+        setenv("UCOLL_ALLREDUCE_ALGO", "ring", 1);
+        EXPECT(ucoll__config_read(&cfg) == UCOLL_OK && cfg.radix == 0 && cfg.seg_size == 64);
+        ucoll__config_release(&cfg);
+        setenv("UCOLL_RADIX", "2", 1);
+        EXPECT(ucoll__config_read(&cfg) == UCOLL_OK && cfg.radix == 2);
+        ucoll__config_release(&cfg);
+        unsetenv("UCOLL_RADIX");
+        unsetenv("UCOLL_SEGMENT_SIZE");
+        unsetenv("UCOLL_ALLREDUCE_ALGO");
+    }
+
     if (failures) {
         printf("test_config: %d failed\n", failures);
         return 1;
