@@ -22,8 +22,11 @@
  *
  * Re-entrancy. Completions run user and executor callbacks, which may post
  * new operations from inside UCX progress: every queue is consistent before
- * a request is completed. UCP AM rendezvous descriptors matched inside UCX
- * progress are fetched right after ucp_worker_progress returns.
+ * a request is completed. AM rendezvous descriptors matched inside UCX
+ * progress are fetched right after the transport's progress returns.
+ *
+ * UCX itself is reached only through the transport operations of
+ * lib/transport/ucx.h.
  */
 #include "progress/p2p.h"
 #include "dtype.h"
@@ -59,7 +62,7 @@ typedef struct {
 typedef struct {
     ucoll_match_msg_t match; /* match.link: peer's ooo list while early */
     wire_rts_t rts;          /* hdr, and cookie/raddr for RNDV_TAG/GET */
-    void *desc;              /* RNDV_AM: UCP data descriptor */
+    void *desc;              /* RNDV_AM: the transport's data descriptor */
     size_t cost;             /* EAGER: credit bytes */
     char data[];             /* EAGER payload or RNDV_GET packed rkey */
 } p2p_msg_t;
@@ -141,33 +144,22 @@ static void reg_put(ucoll_p2p_t *p, ucoll_req_t *req)
 static void msg_free(ucoll_p2p_t *p, p2p_msg_t *msg)
 {
     if (msg->desc) {
-        ucp_am_data_release(p->tl->worker, msg->desc);
+        ucoll__tl_am_release(p->tl, msg->desc);
     }
     free(msg);
 }
 
 /* ---- sending helpers ----------------------------------------------------- */
 
-static void ctl_sent(void *request, ucs_status_t status, void *user_data)
-{
-    ucoll_tl_op_t *op = user_data;
-
-    ucp_request_free(request);
-    ucoll__tl_op_free(op->tl, op);
-}
-
 /* Fire-and-forget control message; failures only matter through the peer's
  * failure, which is handled elsewhere. */
 static void send_ctl(ucoll_p2p_t *p, int world, int type, uint64_t cookie, uint32_t seq, int status)
 {
-    ucp_request_param_t param = {0};
     p2p_peer_t *peer = &p->peers[world];
     ucoll_tl_op_t *op;
     wire_ctl_t *ctl;
-    ucp_ep_h ep;
-    void *r;
 
-    if (ucoll__tl_ep(p->ctx, world, &ep) != UCOLL_OK) {
+    if (ucoll__tl_connect(p->ctx, world) != UCOLL_OK) {
         return;
     }
     op = ucoll__tl_op_alloc(p->tl, NULL, OP_CTL);
@@ -183,17 +175,8 @@ static void send_ctl(ucoll_p2p_t *p, int world, int type, uint64_t cookie, uint3
     ctl->cookie = cookie;
     ctl->seq = seq;
     ctl->status = status;
-    param.op_attr_mask =
-        UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
-    param.cb.send = ctl_sent;
-    param.user_data = op;
-    param.flags = UCP_AM_SEND_FLAG_EAGER;
-    r = ucp_am_send_nbx(ep, UCOLL_AM_CTL, ctl, sizeof(*ctl), NULL, 0, &param);
-    if (UCS_PTR_IS_PTR(r)) {
-        op->ucp_req = r;
-    } else {
-        ucoll__tl_op_free(p->tl, op);
-    }
+    (void)ucoll__tl_am_send(p->ctx, world, op, UCOLL_AM_CTL, ctl, sizeof(*ctl), NULL, 0,
+                            UCOLL_TL_AM_EAGER);
 }
 
 /* Bytes of an eager message consumed here: hand them back eventually. */
@@ -229,65 +212,40 @@ static void fill_hdr(ucoll_p2p_t *p, ucoll_req_t *req, wire_hdr_t *h, int proto)
     h->len = req->u.p2p.bytes;
 }
 
-/* Completion of a UCX operation started for a request. */
-static void op_done(ucoll_tl_op_t *op, ucs_status_t status)
+/* A get is done: tell the sender (FIN) when it succeeded. */
+static void get_done(ucoll_p2p_t *p, ucoll_req_t *req, int err)
 {
-    ucoll_req_t *req = op->req;
-    int what = op->what;
-    ucoll_p2p_t *p;
-    int err;
-
-    ucoll__tl_op_free(op->tl, op);
-    if (req == NULL) {
-        return; /* detached: the request was failed already */
+    if (err == UCOLL_OK) {
+        send_ctl(p, req->u.p2p.world, UCOLL_CTL_FIN, (uint64_t)(uintptr_t)req->u.p2p.msg,
+                 req->u.p2p.seq, UCOLL_OK);
     }
-    p = req->ctx->p2p;
+    req->u.p2p.msg = NULL;
+}
+
+/* tl->op_done: completion of a transport operation started for a request
+ * (the transport has freed the op). */
+static void op_done(void *arg, int what, int err)
+{
+    ucoll_req_t *req = arg;
+    ucoll_p2p_t *p = req->ctx->p2p;
+
     req->u.p2p.op = NULL;
     inflight_del(req);
-    err = ucoll__tl_status(status);
-    if (err == UCOLL_ERR_PEER ||
-        (status != UCS_OK && ucoll__tl_failed(req->ctx, req->u.p2p.world))) {
+    if (err != UCOLL_OK && ucoll__tl_failed(req->ctx, req->u.p2p.world)) {
         err = UCOLL_ERR_PEER;
     }
     if (what == OP_GET) {
-        ucp_rkey_destroy(req->u.p2p.rkey);
-        req->u.p2p.rkey = NULL;
-        if (status == UCS_OK) {
-            send_ctl(p, req->u.p2p.world, UCOLL_CTL_FIN, (uint64_t)(uintptr_t)req->u.p2p.msg,
-                     req->u.p2p.seq, UCOLL_OK);
-        }
-        req->u.p2p.msg = NULL;
+        get_done(p, req, err);
     }
     ucoll__req_complete(req, err);
 }
 
-static void send_cb(void *request, ucs_status_t status, void *user_data)
+/* Track what a transport operation started with op for req returned:
+ * completes req when the operation is already done or failed (the
+ * transport has freed op then). */
+static void track(ucoll_p2p_t *p, ucoll_req_t *req, ucoll_tl_op_t *op, int what, int ret)
 {
-    ucp_request_free(request);
-    op_done(user_data, status);
-}
-
-static void tag_recv_cb(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info,
-                        void *user_data)
-{
-    ucp_request_free(request);
-    op_done(user_data, status);
-}
-
-static void am_recv_cb(void *request, ucs_status_t status, size_t length, void *user_data)
-{
-    ucp_request_free(request);
-    op_done(user_data, status);
-}
-
-/* Track the return of a *_nbx call for req: completes req when the
- * operation is already done or failed. */
-static void track(ucoll_p2p_t *p, ucoll_req_t *req, ucoll_tl_op_t *op, void *r)
-{
-    int err, what = op->what;
-
-    if (UCS_PTR_IS_PTR(r)) {
-        op->ucp_req = r;
+    if (ret == UCOLL_TL_INPROGRESS) {
         req->u.p2p.op = op;
         if (!req->u.p2p.inflight) {
             inflight_add(p, req, req->u.p2p.world);
@@ -295,29 +253,14 @@ static void track(ucoll_p2p_t *p, ucoll_req_t *req, ucoll_tl_op_t *op, void *r)
         return;
     }
     req->u.p2p.op = NULL;
-    ucoll__tl_op_free(p->tl, op);
     inflight_del(req);
-    err = ucoll__tl_status(UCS_PTR_STATUS(r));
-    if (err != UCOLL_OK && ucoll__tl_failed(p->ctx, req->u.p2p.world)) {
-        err = UCOLL_ERR_PEER;
+    if (ret != UCOLL_OK && ucoll__tl_failed(p->ctx, req->u.p2p.world)) {
+        ret = UCOLL_ERR_PEER;
     }
-    if (what == OP_GET && req->u.p2p.rkey) {
-        ucp_rkey_destroy(req->u.p2p.rkey);
-        req->u.p2p.rkey = NULL;
-        if (err == UCOLL_OK) {
-            send_ctl(p, req->u.p2p.world, UCOLL_CTL_FIN, (uint64_t)(uintptr_t)req->u.p2p.msg,
-                     req->u.p2p.seq, UCOLL_OK);
-        }
-        req->u.p2p.msg = NULL;
+    if (what == OP_GET) {
+        get_done(p, req, ret);
     }
-    ucoll__req_complete(req, err);
-}
-
-static void op_param(ucp_request_param_t *param, ucoll_tl_op_t *op)
-{
-    memset(param, 0, sizeof(*param));
-    param->op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-    param->user_data = op;
+    ucoll__req_complete(req, ret);
 }
 
 static int rndv_mode(ucoll_p2p_t *p, int world)
@@ -335,7 +278,7 @@ static int rndv_mode(ucoll_p2p_t *p, int world)
              * 15.3k, am 10.4-11.1k/13.9-17.8k/11.0-13.4k, get (registration
              * cached) 10.0-12.6k/11.1-12.6k/11.1-13.1k; get has the lowest
              * latency at 16K (4.2 vs 5.8 us for am) but needs
-             * UCP_FEATURE_RMA, which slows every small message, so it is
+             * RMA in the UCP context, which slows every small message, so it is
              * only used when asked for. TCP, 4M: tag 4330, am 3391, get
              * 1030 MB/s (a quarter: UCX 1.13 emulates get over TCP). AM
              * and tag trade places between runs on shared memory; tag
@@ -355,18 +298,15 @@ static void start_send(ucoll_p2p_t *p, ucoll_req_t *req)
 {
     struct ucoll_p2p_req *s = &req->u.p2p;
     p2p_peer_t *peer = &p->peers[s->world];
-    ucp_request_param_t param;
     ucoll_tl_op_t *op;
     wire_rts_t *rts;
     size_t cost, rkey_len = 0;
-    void *r;
-    ucp_ep_h ep;
     int ret, proto;
 
     req->status.source = s->peer;
     req->status.tag = s->tag;
     req->status.bytes = s->bytes;
-    ret = ucoll__tl_ep(p->ctx, s->world, &ep);
+    ret = ucoll__tl_connect(p->ctx, s->world);
     if (ret != UCOLL_OK) {
         ucoll__req_complete(req, ret);
         return;
@@ -377,9 +317,6 @@ static void start_send(ucoll_p2p_t *p, ucoll_req_t *req)
         return;
     }
     s->seq = peer->send_seq++;
-    op_param(&param, op);
-    param.cb.send = send_cb;
-    param.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
     rts = (wire_rts_t *)op->hdr;
     cost = s->bytes + sizeof(wire_hdr_t);
 
@@ -389,20 +326,20 @@ static void start_send(ucoll_p2p_t *p, ucoll_req_t *req)
         p->st.msgs[0]++;
         p->st.bytes[0] += s->bytes;
         fill_hdr(p, req, &rts->h, UCOLL_PROTO_EAGER);
-        param.flags = UCP_AM_SEND_FLAG_EAGER;
         if (s->bytes <= PACK_MAX) {
             /* small: header and payload as one AM payload, which takes
              * UCX's plain short path (no user-header iov) */
             if (s->bytes) {
                 memcpy(&rts->h + 1, s->buf, s->bytes);
             }
-            r = ucp_am_send_nbx(ep, UCOLL_AM_MSG, NULL, 0, &rts->h, sizeof(rts->h) + s->bytes,
-                                &param);
-            track(p, req, op, r);
+            ret = ucoll__tl_am_send(p->ctx, s->world, op, UCOLL_AM_MSG, NULL, 0, &rts->h,
+                                    sizeof(rts->h) + s->bytes, UCOLL_TL_AM_EAGER);
+            track(p, req, op, OP_SEND, ret);
             return;
         }
-        r = ucp_am_send_nbx(ep, UCOLL_AM_MSG, &rts->h, sizeof(rts->h), s->buf, s->bytes, &param);
-        track(p, req, op, r);
+        ret = ucoll__tl_am_send(p->ctx, s->world, op, UCOLL_AM_MSG, &rts->h, sizeof(rts->h), s->buf,
+                                s->bytes, UCOLL_TL_AM_EAGER);
+        track(p, req, op, OP_SEND, ret);
         return;
     }
 
@@ -441,9 +378,9 @@ static void start_send(ucoll_p2p_t *p, ucoll_req_t *req)
     switch (proto) {
     case UCOLL_PROTO_RNDV_AM:
         fill_hdr(p, req, &rts->h, proto);
-        param.flags = UCP_AM_SEND_FLAG_RNDV;
-        r = ucp_am_send_nbx(ep, UCOLL_AM_MSG, &rts->h, sizeof(rts->h), s->buf, s->bytes, &param);
-        track(p, req, op, r);
+        ret = ucoll__tl_am_send(p->ctx, s->world, op, UCOLL_AM_MSG, &rts->h, sizeof(rts->h), s->buf,
+                                s->bytes, UCOLL_TL_AM_RNDV);
+        track(p, req, op, OP_SEND, ret);
         return;
     case UCOLL_PROTO_RNDV_TAG:
         fill_hdr(p, req, &rts->h, proto);
@@ -455,19 +392,13 @@ static void start_send(ucoll_p2p_t *p, ucoll_req_t *req)
     /* TAG/GET: the announcement goes now; the request waits for CTS/FIN */
     op->req = NULL;
     op->what = OP_CTL;
-    param.cb.send = ctl_sent;
-    param.flags = UCP_AM_SEND_FLAG_EAGER;
     inflight_add(p, req, s->world);
-    r = ucp_am_send_nbx(ep, UCOLL_AM_MSG, rts, sizeof(*rts) + rts->h.rkey_len, NULL, 0, &param);
-    if (UCS_PTR_IS_PTR(r)) {
-        op->ucp_req = r;
-    } else {
-        ucoll__tl_op_free(p->tl, op);
-        if (UCS_PTR_IS_ERR(r)) {
-            inflight_del(req);
-            reg_put(p, req);
-            ucoll__req_complete(req, ucoll__tl_status(UCS_PTR_STATUS(r)));
-        }
+    ret = ucoll__tl_am_send(p->ctx, s->world, op, UCOLL_AM_MSG, rts, sizeof(*rts) + rts->h.rkey_len,
+                            NULL, 0, UCOLL_TL_AM_EAGER);
+    if (ret < 0) {
+        inflight_del(req);
+        reg_put(p, req);
+        ucoll__req_complete(req, ret);
     }
 }
 
@@ -475,21 +406,19 @@ static void start_send(ucoll_p2p_t *p, ucoll_req_t *req)
 
 static void am_fetch(ucoll_p2p_t *p, ucoll_req_t *req, p2p_msg_t *msg)
 {
-    ucp_request_param_t param;
     ucoll_tl_op_t *op = ucoll__tl_op_alloc(p->tl, req, OP_RECV_AM);
-    void *desc = msg->desc, *r;
+    void *desc = msg->desc;
+    int ret;
 
     msg->desc = NULL;
     free(msg);
     if (op == NULL) {
-        ucp_am_data_release(p->tl->worker, desc);
+        ucoll__tl_am_release(p->tl, desc);
         ucoll__req_complete(req, UCOLL_ERR_NOMEM);
         return;
     }
-    op_param(&param, op);
-    param.cb.recv_am = am_recv_cb;
-    r = ucp_am_recv_data_nbx(p->tl->worker, desc, req->u.p2p.buf, req->status.bytes, &param);
-    track(p, req, op, r);
+    ret = ucoll__tl_am_recv_data(p->tl, op, desc, req->u.p2p.buf, req->status.bytes);
+    track(p, req, op, OP_RECV_AM, ret);
 }
 
 /* A receive matched a message: deliver or start fetching the payload. */
@@ -497,11 +426,8 @@ static void start_recv(ucoll_p2p_t *p, ucoll_req_t *req, p2p_msg_t *msg)
 {
     struct ucoll_p2p_req *s = &req->u.p2p;
     const wire_hdr_t *h = &msg->rts.h;
-    int world = (int)h->src_world, truncated;
-    ucp_request_param_t param;
+    int world = (int)h->src_world, truncated, ret;
     ucoll_tl_op_t *op;
-    ucp_ep_h ep;
-    void *r;
 
     req->status.source = h->src;
     req->status.tag = h->tag;
@@ -509,8 +435,8 @@ static void start_recv(ucoll_p2p_t *p, ucoll_req_t *req, p2p_msg_t *msg)
     s->world = world;
     s->proto = h->proto;
     if (h->proto == UCOLL_PROTO_RNDV_AM && p->in_progress) {
-        /* UCP descriptors are neither fetched nor released from inside
-         * UCX progress; p2p_progress resumes here right after */
+        /* descriptors are neither fetched nor released from inside UCX
+         * progress; p2p_progress resumes here right after */
         s->msg = msg;
         ucoll_list_add_tail(&p->deferred, &req->link);
         return;
@@ -554,17 +480,14 @@ static void start_recv(ucoll_p2p_t *p, ucoll_req_t *req, p2p_msg_t *msg)
             ucoll__req_complete(req, UCOLL_ERR_NOMEM);
             return;
         }
-        op_param(&param, op);
-        param.cb.recv = tag_recv_cb;
-        r = ucp_tag_recv_nbx(p->tl->worker, s->buf, h->len, ((uint64_t)h->src_world << 32) | h->seq,
-                             UINT64_MAX, &param);
+        ret =
+            ucoll__tl_tag_recv(p->tl, op, s->buf, h->len, ((uint64_t)h->src_world << 32) | h->seq);
         send_ctl(p, world, UCOLL_CTL_CTS, msg->rts.cookie, h->seq, UCOLL_OK);
         free(msg);
-        track(p, req, op, r);
+        track(p, req, op, OP_RECV_TAG, ret);
         return;
     case UCOLL_PROTO_RNDV_GET:
-        if (ucoll__tl_ep(p->ctx, world, &ep) != UCOLL_OK ||
-            ucp_ep_rkey_unpack(ep, msg->data, (ucp_rkey_h *)&s->rkey) != UCS_OK) {
+        if (ucoll__tl_connect(p->ctx, world) != UCOLL_OK) {
             msg_free(p, msg);
             ucoll__req_complete(req, ucoll__tl_failed(p->ctx, world) ? UCOLL_ERR_PEER
                                                                      : UCOLL_ERR_TRANSPORT);
@@ -572,8 +495,6 @@ static void start_recv(ucoll_p2p_t *p, ucoll_req_t *req, p2p_msg_t *msg)
         }
         op = ucoll__tl_op_alloc(p->tl, req, OP_GET);
         if (op == NULL) {
-            ucp_rkey_destroy(s->rkey);
-            s->rkey = NULL;
             send_ctl(p, world, UCOLL_CTL_FIN, msg->rts.cookie, h->seq, UCOLL_ERR_TRUNCATE);
             free(msg);
             ucoll__req_complete(req, UCOLL_ERR_NOMEM);
@@ -581,11 +502,11 @@ static void start_recv(ucoll_p2p_t *p, ucoll_req_t *req, p2p_msg_t *msg)
         }
         s->seq = h->seq;
         s->msg = (void *)(uintptr_t)msg->rts.cookie; /* echoed in FIN */
-        op_param(&param, op);
-        param.cb.send = send_cb;
-        r = ucp_get_nbx(ep, s->buf, h->len, msg->rts.raddr, s->rkey, &param);
+        /* a key that cannot be unpacked fails the receive like an
+         * unreachable peer: UCOLL_ERR_TRANSPORT, no FIN */
+        ret = ucoll__tl_get(p->ctx, world, op, s->buf, h->len, msg->rts.raddr, msg->data);
         free(msg);
-        track(p, req, op, r);
+        track(p, req, op, OP_GET, ret);
         return;
     default:
         ucoll_error("message with unknown protocol %u from rank %d", h->proto, world);
@@ -615,7 +536,6 @@ static void post_recv(ucoll_p2p_t *p, ucoll_req_t *req)
 {
     struct ucoll_p2p_req *s = &req->u.p2p;
     ucoll_match_msg_t *queued;
-    ucp_ep_h ep;
     int r;
 
     ucoll__match_recv_init(&p->match, &s->match, s->ctx_id, s->peer, s->tag, s->any_tag);
@@ -627,7 +547,7 @@ static void post_recv(ucoll_p2p_t *p, ucoll_req_t *req)
     }
     if (s->world >= 0) {
         /* connecting lets UCX notice a dead peer even if we never send */
-        if (ucoll__tl_ep(p->ctx, s->world, &ep) == UCOLL_ERR_PEER) {
+        if (ucoll__tl_connect(p->ctx, s->world) == UCOLL_ERR_PEER) {
             ucoll__req_complete(req, UCOLL_ERR_PEER);
             return;
         }
@@ -638,7 +558,7 @@ static void post_recv(ucoll_p2p_t *p, ucoll_req_t *req)
              * or the pid watch on this node) even if nothing else ever
              * talks to it */
             for (r = 0; r < s->comm->size; r++) {
-                (void)ucoll__tl_ep(p->ctx, ucoll__comm_world_rank(s->comm, r), &ep);
+                (void)ucoll__tl_connect(p->ctx, ucoll__comm_world_rank(s->comm, r));
             }
             s->comm->wired = 1;
         }
@@ -699,10 +619,11 @@ static inline int eager_fast(ucoll_p2p_t *p, const wire_hdr_t *h, const void *da
 }
 
 /* Every message that eager_fast did not take: copied and queued, reordered,
- * or announced for rendezvous. */
-static __attribute__((noinline)) ucs_status_t am_msg_slow(ucoll_ctx_t *ctx, const void *header,
-                                                          size_t header_length, void *data,
-                                                          size_t length, int rndv)
+ * or announced for rendezvous. Returns 1 when it keeps the rendezvous
+ * descriptor data. */
+static __attribute__((noinline)) int am_msg_slow(ucoll_ctx_t *ctx, const void *header,
+                                                 size_t header_length, void *data, size_t length,
+                                                 int rndv)
 {
     ucoll_p2p_t *p = ctx->p2p;
     wire_rts_t rts;
@@ -712,12 +633,12 @@ static __attribute__((noinline)) ucs_status_t am_msg_slow(ucoll_ctx_t *ctx, cons
     size_t copy;
 
     if (header_length < sizeof(wire_hdr_t)) {
-        return UCS_OK;
+        return 0;
     }
     memset(&rts, 0, sizeof(rts));
     memcpy(&rts, header, UCOLL_MIN(header_length, sizeof(rts)));
     if (rts.h.src_world >= (uint32_t)ctx->size) {
-        return UCS_OK;
+        return 0;
     }
     peer = &p->peers[rts.h.src_world];
     peer->credits += rts.h.credits;
@@ -726,7 +647,7 @@ static __attribute__((noinline)) ucs_status_t am_msg_slow(ucoll_ctx_t *ctx, cons
     msg = malloc(sizeof(*msg) + copy);
     if (msg == NULL) {
         ucoll_error("out of memory receiving a message from rank %u", rts.h.src_world);
-        return UCS_OK;
+        return 0;
     }
     msg->rts = rts;
     msg->desc = rndv ? data : NULL;
@@ -740,7 +661,7 @@ static __attribute__((noinline)) ucs_status_t am_msg_slow(ucoll_ctx_t *ctx, cons
     } else if (copy) {
         if (header_length < sizeof(wire_rts_t) + copy) {
             free(msg);
-            return UCS_OK;
+            return 0;
         }
         memcpy(msg->data, (const char *)header + sizeof(wire_rts_t), copy);
     }
@@ -757,7 +678,7 @@ static __attribute__((noinline)) ucs_status_t am_msg_slow(ucoll_ctx_t *ctx, cons
         }
         ucoll_list_insert_between(&msg->match.link, pos->prev, pos);
         ucoll_list_init(&msg->match.ctx_link);
-        return rndv ? UCS_INPROGRESS : UCS_OK;
+        return rndv;
     }
     peer->recv_seq++;
     deliver(p, msg);
@@ -770,22 +691,21 @@ static __attribute__((noinline)) ucs_status_t am_msg_slow(ucoll_ctx_t *ctx, cons
         peer->recv_seq++;
         deliver(p, msg);
     }
-    return rndv ? UCS_INPROGRESS : UCS_OK;
+    return rndv;
 }
 
 /* UCOLL_AM_MSG. Eager messages carry wire_hdr_t as the AM user header, or,
  * when small, packed ahead of the payload (no user header). The common case
  * (an eager message, in order, whose receive is posted) is kept short: it is
  * on the latency path of every small message. */
-static ucs_status_t am_msg_cb(void *arg, const void *header, size_t header_length, void *data,
-                              size_t length, const ucp_am_recv_param_t *param)
+static int am_msg_cb(void *arg, const void *header, size_t header_length, void *data, size_t length,
+                     int rndv)
 {
     ucoll_ctx_t *ctx = arg;
-    int rndv = !!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV);
     const wire_hdr_t *h;
 
     if (ucoll_unlikely(ctx->p2p == NULL)) {
-        return UCS_OK;
+        return 0;
     }
     if (header_length == 0 && !rndv && length >= sizeof(wire_hdr_t)) {
         header = data;
@@ -799,34 +719,32 @@ static ucs_status_t am_msg_cb(void *arg, const void *header, size_t header_lengt
         h = header;
         if (ucoll_likely(h->src_world < (uint32_t)ctx->size && h->proto == UCOLL_PROTO_EAGER) &&
             eager_fast(ctx->p2p, h, data, length)) {
-            return UCS_OK;
+            return 0;
         }
     }
     return am_msg_slow(ctx, header, header_length, data, length, rndv);
 }
 
-static ucs_status_t am_ctl_cb(void *arg, const void *header, size_t header_length, void *data,
-                              size_t length, const ucp_am_recv_param_t *param)
+static int am_ctl_cb(void *arg, const void *header, size_t header_length, void *data, size_t length,
+                     int rndv)
 {
     ucoll_ctx_t *ctx = arg;
     ucoll_p2p_t *p = ctx->p2p;
-    ucp_request_param_t rparam;
     ucoll_tl_op_t *op;
     wire_ctl_t ctl;
     ucoll_req_t *req;
-    ucp_ep_h ep;
-    void *r;
+    int ret;
 
     if (p == NULL || header_length < sizeof(ctl)) {
-        return UCS_OK;
+        return 0;
     }
     memcpy(&ctl, header, sizeof(ctl));
     if (ctl.src_world >= (uint32_t)ctx->size) {
-        return UCS_OK;
+        return 0;
     }
     p->peers[ctl.src_world].credits += ctl.credits;
     if (ctl.type == UCOLL_CTL_CREDIT) {
-        return UCS_OK;
+        return 0;
     }
     req = (ucoll_req_t *)(uintptr_t)ctl.cookie;
     /* a request failed meanwhile (and maybe reused) is not in flight for
@@ -834,28 +752,26 @@ static ucs_status_t am_ctl_cb(void *arg, const void *header, size_t header_lengt
     if (req == NULL || req->kind != UCOLL_REQ_SEND || req->complete || !req->u.p2p.inflight ||
         req->u.p2p.world != (int)ctl.src_world || req->u.p2p.seq != ctl.seq ||
         req->u.p2p.op != NULL) {
-        return UCS_OK;
+        return 0;
     }
     if (ctl.type == UCOLL_CTL_FIN || ctl.status != UCOLL_OK) {
         inflight_del(req);
         reg_put(p, req);
         ucoll__req_complete(req, UCOLL_OK);
-        return UCS_OK;
+        return 0;
     }
     /* CTS: the receiver has posted the tagged receive */
-    if (ucoll__tl_ep(ctx, req->u.p2p.world, &ep) != UCOLL_OK ||
+    if (ucoll__tl_connect(ctx, req->u.p2p.world) != UCOLL_OK ||
         (op = ucoll__tl_op_alloc(p->tl, req, OP_SEND)) == NULL) {
         inflight_del(req);
         ucoll__req_complete(req, ucoll__tl_failed(ctx, req->u.p2p.world) ? UCOLL_ERR_PEER
                                                                          : UCOLL_ERR_NOMEM);
-        return UCS_OK;
+        return 0;
     }
-    op_param(&rparam, op);
-    rparam.cb.send = send_cb;
-    r = ucp_tag_send_nbx(ep, req->u.p2p.buf, req->u.p2p.bytes,
-                         ((uint64_t)ctx->rank << 32) | req->u.p2p.seq, &rparam);
-    track(p, req, op, r);
-    return UCS_OK;
+    ret = ucoll__tl_tag_send(ctx, req->u.p2p.world, op, req->u.p2p.buf, req->u.p2p.bytes,
+                             ((uint64_t)ctx->rank << 32) | req->u.p2p.seq);
+    track(p, req, op, OP_SEND, ret);
+    return 0;
 }
 
 /* ---- peer failure -------------------------------------------------------- */
@@ -904,15 +820,8 @@ static void on_peer_failure(ucoll_ctx_t *ctx, int rank, int status)
         if (req->u.p2p.op) {
             ucoll_tl_op_t *op = req->u.p2p.op;
 
-            op->req = NULL;
             req->u.p2p.op = NULL;
-            if (op->what == OP_RECV_TAG && op->ucp_req) {
-                ucp_request_cancel(p->tl->worker, op->ucp_req);
-            }
-        }
-        if (req->u.p2p.rkey) {
-            ucp_rkey_destroy(req->u.p2p.rkey);
-            req->u.p2p.rkey = NULL;
+            ucoll__tl_op_detach(p->tl, op);
         }
         reg_put(p, req);
         fail_list_add(&fail, req);
@@ -979,10 +888,8 @@ static int p2p_progress(ucoll_ctx_t *ctx)
 
 int ucoll__p2p_init(ucoll_ctx_t *ctx)
 {
-    ucp_am_handler_param_t hp = {0};
     ucoll_p2p_t *p;
-    ucs_status_t st;
-    int i;
+    int ret, i;
 
     p = calloc(1, sizeof(*p));
     if (p == NULL) {
@@ -1004,23 +911,15 @@ int ucoll__p2p_init(ucoll_ctx_t *ctx)
         p->peers[i].credits = ctx->cfg.eager_credits;
         p->peers[i].rndv_mode = -1;
     }
-    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-                    UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
-    hp.flags = UCP_AM_FLAG_WHOLE_MSG;
-    hp.arg = ctx;
-    hp.id = UCOLL_AM_MSG;
-    hp.cb = am_msg_cb;
-    st = ucp_worker_set_am_recv_handler(p->tl->worker, &hp);
-    if (st == UCS_OK) {
-        hp.id = UCOLL_AM_CTL;
-        hp.cb = am_ctl_cb;
-        st = ucp_worker_set_am_recv_handler(p->tl->worker, &hp);
+    ucoll__tl_set_op_done(p->tl, op_done);
+    ret = ucoll__tl_set_am_handler(p->tl, UCOLL_AM_MSG, am_msg_cb, ctx);
+    if (ret == UCOLL_OK) {
+        ret = ucoll__tl_set_am_handler(p->tl, UCOLL_AM_CTL, am_ctl_cb, ctx);
     }
-    if (st != UCS_OK) {
-        ucoll_error("cannot register active message handlers: %s", ucs_status_string(st));
+    if (ret != UCOLL_OK) {
         free(p->peers);
         free(p);
-        return UCOLL_ERR_TRANSPORT;
+        return ret;
     }
     p->tl->on_failure = on_peer_failure;
     ctx->p2p = p;
@@ -1091,11 +990,9 @@ void ucoll__p2p_cleanup(ucoll_ctx_t *ctx)
         ucoll_tl_op_t *op = ucoll_container_of(pos, ucoll_tl_op_t, link);
         if (op->req) {
             ucoll_req_t *req = op->req;
-            op->req = NULL;
+
             req->u.p2p.op = NULL;
-            if (op->what == OP_RECV_TAG && op->ucp_req) {
-                ucp_request_cancel(p->tl->worker, op->ucp_req);
-            }
+            ucoll__tl_op_detach(p->tl, op);
         }
     }
     for (i = 0; i < ctx->size; i++) {
@@ -1103,9 +1000,6 @@ void ucoll__p2p_cleanup(ucoll_ctx_t *ctx)
         {
             ucoll_req_t *req = ucoll_container_of(pos, ucoll_req_t, u.p2p.peer_link);
             inflight_del(req);
-            if (req->u.p2p.rkey) {
-                ucp_rkey_destroy(req->u.p2p.rkey);
-            }
             reg_put(p, req);
         }
         ucoll_list_for_each_safe(pos, tmp, &p->peers[i].ooo)
@@ -1252,12 +1146,8 @@ int ucoll__p2p_send_now(ucoll_comm_t *comm, const void *buf, size_t bytes, int d
     size_t cost = bytes + sizeof(wire_hdr_t);
     uint64_t pkt[UCOLL_TL_OP_HDR / 8];
     wire_hdr_t *h = (wire_hdr_t *)pkt;
-    ucp_request_param_t param;
-    ucs_status_ptr_t r;
-    ucp_ep_h ep;
 
-    if (bytes > PACK_MAX || bytes > p->ctx->cfg.eager_limit || cost > peer->credits ||
-        ucoll__tl_ep(p->ctx, world, &ep) != UCOLL_OK) {
+    if (bytes > PACK_MAX || bytes > p->ctx->cfg.eager_limit || cost > peer->credits) {
         return 0;
     }
     h->ctx_id = comm->id * 2 + UCOLL_SPACE_P2P;
@@ -1270,14 +1160,9 @@ int ucoll__p2p_send_now(ucoll_comm_t *comm, const void *buf, size_t bytes, int d
     h->credits = (uint32_t)UCOLL_MIN(peer->credit_return, UINT32_MAX);
     h->len = bytes;
     copy_bytes(h + 1, buf, bytes);
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
-    param.flags = UCP_AM_SEND_FLAG_EAGER;
-    r = ucp_am_send_nbx(ep, UCOLL_AM_MSG, NULL, 0, pkt, sizeof(*h) + bytes, &param);
-    if (r != NULL) {
-        /* not now (no resources) or an error: the general path decides */
-        if (UCS_PTR_IS_PTR(r)) {
-            ucp_request_free(r); /* cannot happen with FORCE_IMM_CMPL */
-        }
+    if (ucoll__tl_am_send_imm(p->ctx, world, UCOLL_AM_MSG, pkt, sizeof(*h) + bytes) != UCOLL_OK) {
+        /* not connected, not now (no resources) or an error: the general
+         * path decides */
         return 0;
     }
     peer->send_seq++;

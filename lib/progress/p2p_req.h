@@ -32,10 +32,9 @@ struct ucoll_p2p_req {
     int inflight;             /* peer_link is in a peer's in-flight list */
     ucoll_match_recv_t match; /* receive: its entry in the matching queues */
     ucoll_list_t peer_link;   /* in the peer's in-flight list */
-    void *op;                 /* ucoll_tl_op_t of the UCX operation in flight */
+    void *op;                 /* ucoll_tl_op_t of the transport operation in flight */
     void *msg;                /* matched announcement awaiting its fetch */
     void *reg;                /* RNDV_GET send: ucoll_reg_t from the registration cache */
-    void *rkey;               /* RNDV_GET receive: unpacked rkey */
 };
 
 #endif

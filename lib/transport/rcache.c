@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <ucm/api/ucm.h>
+#include <ucp/api/ucp.h>
 #include <unistd.h>
 
 #define RCACHE_EVENT_PRIORITY 1000

@@ -23,7 +23,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <ucp/api/ucp.h>
+
+/* UCP handles, opaque here (ucp_context_h, ucp_mem_h) */
+struct ucp_context;
+struct ucp_mem;
 
 #define UCOLL_RCACHE_ENTRIES 128
 
@@ -32,7 +35,7 @@ typedef struct ucoll_rcache ucoll_rcache_t;
 typedef struct ucoll_reg {
     ucoll_list_t link;    /* cache's LRU list (most recent first) */
     uintptr_t start, end; /* registered range, page aligned */
-    ucp_mem_h memh;
+    struct ucp_mem *memh;
     void *rkey_buf; /* packed rkey, rkey_len bytes */
     size_t rkey_len;
     int refs;   /* sends using it */
@@ -45,7 +48,7 @@ typedef struct {
 } ucoll_rcache_stats_t;
 
 /* A cache for registrations in ctx. Returns NULL only when out of memory. */
-ucoll_rcache_t *ucoll__rcache_create(ucp_context_h ctx);
+ucoll_rcache_t *ucoll__rcache_create(struct ucp_context *ctx);
 /* Release every registration; entries still in use are released anyway
  * (the worker is going away). */
 void ucoll__rcache_destroy(ucoll_rcache_t *rc);

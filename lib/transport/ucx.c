@@ -2,7 +2,7 @@
  * UCX wiring: UCP context and worker, worker-address exchange through the
  * bootstrap, endpoints created on first use, failure detection (see ucx.h).
  */
-#include "transport/ucx.h"
+#include "transport/ucx_int.h"
 #include "transport/bootstrap.h"
 
 #include <errno.h>
@@ -397,6 +397,18 @@ void ucoll__tl_watch(ucoll_ctx_t *ctx)
     }
 }
 
+int ucoll__tl_progress(ucoll_ctx_t *ctx)
+{
+    ucoll_tl_t *tl = ctx->tl;
+    int n = (int)ucp_worker_progress(tl->worker);
+
+    if (ucoll_unlikely(tl->nwatched && (++tl->watch_tick & 1023) == 0) &&
+        ucoll__tl_now_ns() - tl->watch_last >= UCOLL_TL_WATCH_NS) {
+        ucoll__tl_watch(ctx);
+    }
+    return n;
+}
+
 int ucoll__tl_arm(ucoll_ctx_t *ctx)
 {
     ucs_status_t st = ucp_worker_arm(ctx->tl->worker);
@@ -426,7 +438,9 @@ ucoll_tl_op_t *ucoll__tl_op_alloc(ucoll_tl_t *tl, void *req, int what)
     op->tl = tl;
     op->req = req;
     op->what = what;
+    op->type = UCOLL_TL_OP_AM_SEND;
     op->ucp_req = NULL;
+    op->rkey = NULL;
     ucoll_list_add_tail(&tl->ops_live, &op->link);
     return op;
 }

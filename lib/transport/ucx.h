@@ -1,8 +1,10 @@
 /*
  * UCX wiring internals shared by the transport and the point-to-point layer:
  * the UCP context and worker of a ucoll context, one lazily connected
- * endpoint per job rank, failure detection, and the mapping of UCX status
- * codes.
+ * endpoint per job rank, failure detection, and the transport operations
+ * the point-to-point engine (lib/progress/p2p.c) is built on. This header
+ * includes no UCX header: UCP handles are opaque here, and everything that
+ * needs UCX types lives in lib/transport/ucx_int.h.
  *
  * Failure detection. Endpoints to peers on other nodes use
  * UCP_ERR_HANDLING_MODE_PEER: UCX reports their failure through the endpoint
@@ -14,11 +16,16 @@
  * worker address) at most every UCOLL_TL_WATCH_NS. Either way the peer is
  * marked failed and tl->on_failure runs once for it.
  *
- * UCX operations whose completion callback may outlive the request that
- * started them (the request is failed early when its peer dies) carry a
- * ucoll_tl_op_t as user data: the request is detached by clearing op->req,
- * and the op itself is freed by the callback or at cleanup after the worker
- * is gone.
+ * Operations. A transport operation that may complete later carries a
+ * ucoll_tl_op_t: the caller allocates it (naming the request it serves and
+ * what it is for), the operation call takes it over, and the transport
+ * frees it, either before the call returns (the operation finished or
+ * failed on the spot: the return value says how, and nothing is reported)
+ * or when UCX completes it, after which tl->op_done reports the request,
+ * its `what` and a ucoll status. Because that completion may outlive the
+ * request (the request is failed early when its peer dies), the request is
+ * detached with ucoll__tl_op_detach: the op is then freed by its completion
+ * without a report, or at cleanup after the worker is gone.
  */
 #ifndef UCOLL_TRANSPORT_UCX_H
 #define UCOLL_TRANSPORT_UCX_H
@@ -27,7 +34,12 @@
 #include "transport/tl.h"
 
 #include <sys/types.h>
-#include <ucp/api/ucp.h>
+
+/* UCP handles, opaque outside lib/transport/ucx*.c */
+struct ucp_context;
+struct ucp_worker;
+struct ucp_ep;
+struct ucp_address;
 
 #define UCOLL_TL_WATCH_NS 100000000ull
 #define UCOLL_TL_OP_HDR   192
@@ -46,7 +58,7 @@ typedef struct ucoll_tl_peer {
     int watched;  /* liveness checked through pid */
     int err_peer; /* endpoint uses UCP_ERR_HANDLING_MODE_PEER */
     pid_t pid;
-    ucp_ep_h ep;
+    struct ucp_ep *ep;
     void *addr; /* worker address, malloc'ed; NULL until fetched */
     size_t addr_len;
 } ucoll_tl_peer_t;
@@ -54,18 +66,33 @@ typedef struct ucoll_tl_peer {
 typedef struct ucoll_tl_op {
     ucoll_list_t link; /* tl->ops_live or tl->ops_free */
     struct ucoll_tl *tl;
-    void *req; /* ucoll_req_t, NULL once detached */
-    int what;  /* meaning chosen by the user of the op */
-    void *ucp_req;
+    void *req;     /* ucoll_req_t, NULL once detached */
+    int what;      /* meaning chosen by the user of the op */
+    int type;      /* the transport operation (ucx_int.h), set when started */
+    void *ucp_req; /* UCP request while in flight */
+    void *rkey;    /* get: the unpacked remote key, destroyed at completion */
     /* AM header of a send: UCP 1.13 reads it until the send completes */
     uint64_t hdr[UCOLL_TL_OP_HDR / 8];
 } ucoll_tl_op_t;
 
+/* Handler of the active messages of one id: header and data as UCX
+ * delivers them (a message sent without a user header arrives with
+ * header_length 0), rndv when data is a rendezvous descriptor rather than
+ * the payload. Returns 1 to keep such a descriptor (fetch it later with
+ * ucoll__tl_am_recv_data, or drop it with ucoll__tl_am_release), else 0. */
+typedef int (*ucoll_tl_am_cb_t)(void *arg, const void *header, size_t header_length, void *data,
+                                size_t length, int rndv);
+
+typedef struct ucoll_tl_am {
+    ucoll_tl_am_cb_t cb;
+    void *arg;
+} ucoll_tl_am_t;
+
 typedef struct ucoll_tl {
     ucoll_ctx_t *ctx;
-    ucp_context_h context;
-    ucp_worker_h worker;
-    ucp_address_t *addr;
+    struct ucp_context *context;
+    struct ucp_worker *worker;
+    struct ucp_address *addr;
     size_t addr_len;
     int efd;                /* worker event fd (wakeup feature) */
     int have_shm;           /* a shared-memory transport is enabled */
@@ -77,25 +104,35 @@ typedef struct ucoll_tl {
     ucoll_list_t ops_free;
     /* Called once per failed rank, from progress. */
     void (*on_failure)(ucoll_ctx_t *ctx, int rank, int status);
+    /* Completion of an operation whose request is still attached (see the
+     * header comment): status UCOLL_OK or an error. */
+    void (*op_done)(void *req, int what, int status);
+    ucoll_tl_am_t am[2]; /* by active message id */
 } ucoll_tl_t;
 
 /* Active message ids of the wire protocol (lib/transport/wire.h). */
 enum { UCOLL_AM_MSG = 0, UCOLL_AM_CTL = 1 };
 
-/* The endpoint to job rank `rank`, created on first use (fetching the
- * peer's address first with direct modex). UCOLL_ERR_PEER when that peer has
- * failed, UCOLL_ERR_TRANSPORT / _BOOTSTRAP when it cannot be reached.
- * The connected case is inline; the rest is ucoll__tl_ep_connect. */
-int ucoll__tl_ep_connect(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p);
-static inline int ucoll__tl_ep(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p)
-{
-    const ucoll_tl_peer_t *peer = &ctx->tl->peers[rank];
+/* What an operation call returns, besides UCOLL_OK and errors, when the
+ * operation is in flight: tl->op_done reports it. */
+#define UCOLL_TL_INPROGRESS 1
 
-    if (ucoll_likely(peer->state == UCOLL_TL_EP_UP)) {
-        *ep_p = peer->ep;
+/* Flags of ucoll__tl_am_send: the UCX protocol to use. */
+enum { UCOLL_TL_AM_EAGER = 1, UCOLL_TL_AM_RNDV = 2 };
+
+/* Connect to job rank `rank` unless connected (fetching the peer's address
+ * first with direct modex). UCOLL_ERR_PEER when that peer has failed,
+ * UCOLL_ERR_TRANSPORT / _BOOTSTRAP when it cannot be reached. The connected
+ * case is inline; the rest is ucoll__tl_ep_connect. */
+int ucoll__tl_ep_connect(ucoll_ctx_t *ctx, int rank, struct ucp_ep **ep_p);
+static inline int ucoll__tl_connect(ucoll_ctx_t *ctx, int rank)
+{
+    struct ucp_ep *ep;
+
+    if (ucoll_likely(ctx->tl->peers[rank].state == UCOLL_TL_EP_UP)) {
         return UCOLL_OK;
     }
-    return ucoll__tl_ep_connect(ctx, rank, ep_p);
+    return ucoll__tl_ep_connect(ctx, rank, &ep);
 }
 
 /* Whether rank has been reported failed. */
@@ -109,10 +146,6 @@ int ucoll__tl_kind(ucoll_ctx_t *ctx, int rank);
 
 /* Mark rank failed (once) and run tl->on_failure. */
 void ucoll__tl_set_failed(ucoll_ctx_t *ctx, int rank, int status);
-
-/* Map a UCX status to a ucoll status (peer-related errors to
- * UCOLL_ERR_PEER, the rest to UCOLL_ERR_TRANSPORT). */
-int ucoll__tl_status(ucs_status_t status);
 
 /* Close every endpoint (at finalize, once every rank has passed the final
  * bootstrap barrier, so no traffic is left to flush): endpoints with peer
@@ -129,25 +162,68 @@ uint64_t ucoll__tl_now_ns(void);
 
 /* One pass of UCX progress plus, now and then, the liveness watch of
  * same-node peers; returns the number of events. */
-static inline int ucoll__tl_progress(ucoll_ctx_t *ctx)
-{
-    ucoll_tl_t *tl = ctx->tl;
-    int n = (int)ucp_worker_progress(tl->worker);
-
-    if (ucoll_unlikely(tl->nwatched && (++tl->watch_tick & 1023) == 0) &&
-        ucoll__tl_now_ns() - tl->watch_last >= UCOLL_TL_WATCH_NS) {
-        ucoll__tl_watch(ctx);
-    }
-    return n;
-}
+int ucoll__tl_progress(ucoll_ctx_t *ctx);
 
 /* Prepare to sleep on the worker's event fd: 0 when the caller may poll()
  * ctx->tl->efd, 1 when events are pending (progress again instead). */
 int ucoll__tl_arm(ucoll_ctx_t *ctx);
 
 /* Operation records (see the header comment). alloc returns NULL when out of
- * memory; free puts it back (also when called from a UCX callback). */
+ * memory; free puts back one that was never passed to an operation. */
 ucoll_tl_op_t *ucoll__tl_op_alloc(ucoll_tl_t *tl, void *req, int what);
 void ucoll__tl_op_free(ucoll_tl_t *tl, ucoll_tl_op_t *op);
+
+/* ---- operations (lib/transport/ucx_ops.c) ---------------------------------
+ * Those that take an op return UCOLL_TL_INPROGRESS (tl->op_done reports the
+ * completion unless the op is detached first), UCOLL_OK (done now), or an
+ * error (UCOLL_ERR_PEER for peer-related UCX errors, UCOLL_ERR_TRANSPORT for
+ * the others, UCOLL_ERR_NOMEM, UCOLL_ERR_TRUNCATE, or the endpoint's error);
+ * in the last two cases the op has been freed and nothing is reported. */
+
+/* Install the completion callback of operations and the handler of active
+ * message id am_id (UCOLL_AM_MSG or UCOLL_AM_CTL), which gets arg.
+ * UCOLL_ERR_TRANSPORT when UCX refuses the handler. */
+void ucoll__tl_set_op_done(ucoll_tl_t *tl, void (*op_done)(void *req, int what, int status));
+int ucoll__tl_set_am_handler(ucoll_tl_t *tl, int am_id, ucoll_tl_am_cb_t cb, void *arg);
+
+/* Send active message am_id to job rank `rank`: user header hdr (NULL, 0
+ * for none) and payload data, with the protocol of flags (UCOLL_TL_AM_*).
+ * hdr must stay valid until the operation completes: op->hdr is the place
+ * for it. */
+int ucoll__tl_am_send(ucoll_ctx_t *ctx, int rank, ucoll_tl_op_t *op, int am_id, const void *hdr,
+                      size_t hdr_len, const void *data, size_t len, unsigned flags);
+
+/* Send active message am_id to rank, eager, without a user header, only if
+ * UCX can complete it at once (no request, no op): UCOLL_OK when sent;
+ * anything else means nothing was sent (no resources now, not connected,
+ * or an error). */
+int ucoll__tl_am_send_imm(ucoll_ctx_t *ctx, int rank, int am_id, const void *data, size_t len);
+
+/* Tagged send of buf to rank with the full 64-bit UCX tag `tag`. */
+int ucoll__tl_tag_send(ucoll_ctx_t *ctx, int rank, ucoll_tl_op_t *op, const void *buf, size_t len,
+                       uint64_t tag);
+
+/* Tagged receive into buf of the message with exactly this tag. Detaching
+ * the op cancels it. */
+int ucoll__tl_tag_recv(ucoll_tl_t *tl, ucoll_tl_op_t *op, void *buf, size_t len, uint64_t tag);
+
+/* Get len bytes at raddr of rank, whose memory is described by the packed
+ * remote key rkey_buf, into buf. A key that cannot be unpacked gives
+ * UCOLL_ERR_TRANSPORT. The unpacked key lives until the operation completes
+ * or is detached. */
+int ucoll__tl_get(ucoll_ctx_t *ctx, int rank, ucoll_tl_op_t *op, void *buf, size_t len,
+                  uint64_t raddr, const void *rkey_buf);
+
+/* Receive into buf the payload of the rendezvous descriptor desc that an
+ * active message handler kept; desc is consumed whatever the outcome. Not
+ * from inside UCX progress (an active message handler). */
+int ucoll__tl_am_recv_data(ucoll_tl_t *tl, ucoll_tl_op_t *op, void *desc, void *buf, size_t len);
+
+/* Drop a rendezvous descriptor that an active message handler kept. */
+void ucoll__tl_am_release(ucoll_tl_t *tl, void *desc);
+
+/* Detach op from its request: no completion will be reported. A tagged
+ * receive is cancelled, a get's remote key destroyed. */
+void ucoll__tl_op_detach(ucoll_tl_t *tl, ucoll_tl_op_t *op);
 
 #endif

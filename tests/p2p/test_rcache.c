@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <ucp/api/ucp.h>
 #include <unistd.h>
 
 static int failures;
