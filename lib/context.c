@@ -15,6 +15,7 @@
 #include "ucoll_version.h"
 
 #include <stdio.h>
+#include <limits.h>
 #include <string.h>
 
 const char *ucoll_strerror(int status)
@@ -110,7 +111,10 @@ static void ctx_topology(ucoll_ctx_t *ctx)
         ucoll_debug("no hwloc topology; waiting mode %d", ctx->cfg.wait_mode);
         return;
     }
-    mode = ucoll__topo_wait_mode(ctx->topo, ctx->cfg.wait_mode, ctx->boot->local_size);
+    /* unknown locality: assume the worst for waiting (yield costs little
+     * when nobody else wants the core) */
+    mode = ucoll__topo_wait_mode(ctx->topo, ctx->cfg.wait_mode,
+                                 ctx->boot->locality_known ? ctx->boot->local_size : INT_MAX);
     if (mode != ctx->cfg.wait_mode) {
         ucoll_info("%d local ranks on %d processing units: waiting in %s mode",
                    ctx->boot->local_size, ctx->topo->npus_machine,

@@ -48,38 +48,21 @@ static int get_int(const pmix_proc_t *proc, const char *key, int *out_p)
     return 0;
 }
 
-/* PMIX_LOCAL_PEERS is a comma-separated list of ranks on this node. */
-static int get_local_peers(ucoll_boot_t *b, const pmix_proc_t *wild)
+/* PMIX_LOCAL_PEERS: a comma-separated list of ranks on this node, as a
+ * malloc'ed string; NULL when the server does not say. */
+static char *get_local_peers(const pmix_proc_t *wild)
 {
     pmix_value_t *val = NULL;
-    char *s, *tok, *save = NULL, *dup;
-    int n = 0;
+    char *dup = NULL;
 
-    b->local_peers = calloc((size_t)b->local_size, sizeof(int));
-    if (b->local_peers == NULL) {
-        return UCOLL_ERR_NOMEM;
+    if (PMIx_Get(wild, PMIX_LOCAL_PEERS, NULL, 0, &val) == PMIX_SUCCESS && val != NULL &&
+        val->type == PMIX_STRING && val->data.string != NULL) {
+        dup = strdup(val->data.string);
     }
-    if (PMIx_Get(wild, PMIX_LOCAL_PEERS, NULL, 0, &val) != PMIX_SUCCESS || val == NULL ||
-        val->type != PMIX_STRING) {
-        if (val) {
-            PMIX_VALUE_RELEASE(val);
-        }
-        /* unknown: assume ranks local_rank-relative on one node */
-        for (n = 0; n < b->local_size; n++) {
-            b->local_peers[n] = b->rank - b->local_rank + n;
-        }
-        return UCOLL_OK;
+    if (val) {
+        PMIX_VALUE_RELEASE(val);
     }
-    dup = strdup(val->data.string);
-    PMIX_VALUE_RELEASE(val);
-    if (dup == NULL) {
-        return UCOLL_ERR_NOMEM;
-    }
-    for (s = dup; (tok = strtok_r(s, ",", &save)) && n < b->local_size; s = NULL) {
-        b->local_peers[n++] = atoi(tok);
-    }
-    free(dup);
-    return UCOLL_OK;
+    return dup;
 }
 
 static int pmix_publish(ucoll_boot_t *b, const char *key, const void *data, size_t len)
@@ -203,21 +186,26 @@ int ucoll__boot_pmix_init(ucoll_boot_t **boot_p)
         status = UCOLL_ERR_BOOTSTRAP;
         goto err_finalize;
     }
-    if (get_int(&p->me, PMIX_LOCAL_RANK, &b->local_rank) != 0) {
-        b->local_rank = b->rank;
-    }
-    if (get_int(&p->wild, PMIX_LOCAL_SIZE, &b->local_size) != 0) {
-        b->local_size = b->size;
-    }
-    if (get_int(&p->me, PMIX_NODEID, &b->node_id) != 0) {
-        b->node_id = 0;
-    }
-    if (get_int(&p->wild, PMIX_NUM_NODES, &b->num_nodes) != 0) {
-        b->num_nodes = 1;
-    }
-    status = get_local_peers(b, &p->wild);
-    if (status != UCOLL_OK) {
-        goto err_finalize;
+    /* locality: only what the server says (ucoll__boot_set_locality) */
+    {
+        int lrank = -1, lsize = -1, node = -1, nnodes = -1;
+        char *peers;
+
+        /* get_int leaves -1 (unknown) where the server has no value */
+        get_int(&p->me, PMIX_LOCAL_RANK, &lrank);
+        get_int(&p->wild, PMIX_LOCAL_SIZE, &lsize);
+        get_int(&p->me, PMIX_NODEID, &node);
+        get_int(&p->wild, PMIX_NUM_NODES, &nnodes);
+        peers = get_local_peers(&p->wild);
+        status = ucoll__boot_set_locality(b, lrank, lsize, peers, node, nnodes);
+        if (!b->locality_known) {
+            ucoll_info("the PMIx server gave no usable locality (PMIX_LOCAL_SIZE, "
+                       "PMIX_LOCAL_PEERS): every rank is taken as its own node");
+        }
+        free(peers);
+        if (status != UCOLL_OK) {
+            goto err_finalize;
+        }
     }
     snprintf(b->name, sizeof(b->name), "pmix %s", p->me.nspace);
     *boot_p = b;

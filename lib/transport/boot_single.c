@@ -96,6 +96,7 @@ int ucoll__boot_single_init(ucoll_boot_t **boot_p)
     }
     b->ops = &boot_single_ops;
     b->size = b->local_size = b->num_nodes = 1;
+    b->locality_known = 1;
     snprintf(b->name, sizeof(b->name), "singleton");
     *boot_p = b;
     return UCOLL_OK;

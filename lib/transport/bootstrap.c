@@ -86,3 +86,87 @@ int ucoll__boot_barrier(ucoll_boot_t *b)
 {
     return b->ops->fence(b, 0);
 }
+
+/* Parse a PMIX_LOCAL_PEERS list into out (n entries expected): 0 if it
+ * holds exactly n distinct ranks of the job, one of them self. */
+static int parse_peers(const char *peers, int n, int self, int size, int *out)
+{
+    const char *s = peers;
+    int k = 0, has_self = 0;
+
+    while (*s) {
+        char *end;
+        long v = strtol(s, &end, 10);
+
+        if (end == s || v < 0 || v >= size || k >= n) {
+            return -1;
+        }
+        for (int i = 0; i < k; i++) {
+            if (out[i] == v) {
+                return -1;
+            }
+        }
+        has_self |= v == self;
+        out[k++] = (int)v;
+        s = end;
+        if (*s == ',') {
+            s++;
+        } else if (*s) {
+            return -1;
+        }
+    }
+    return (k == n && has_self) ? 0 : -1;
+}
+
+int ucoll__boot_set_locality(ucoll_boot_t *b, int local_rank, int local_size, const char *peers,
+                             int node_id, int num_nodes)
+{
+    int *lp;
+
+    free(b->local_peers);
+    b->local_peers = NULL;
+    if (local_size >= 1 && local_size <= b->size && peers != NULL &&
+        (lp = calloc((size_t)local_size, sizeof(int))) != NULL) {
+        if (parse_peers(peers, local_size, b->rank, b->size, lp) == 0) {
+            int lo = lp[0], idx = 0;
+
+            for (int i = 0; i < local_size; i++) {
+                lo = UCOLL_MIN(lo, lp[i]);
+                if (lp[i] == b->rank) {
+                    idx = i;
+                }
+            }
+            b->local_peers = lp;
+            b->local_size = local_size;
+            b->local_rank = local_rank >= 0 && local_rank < local_size ? local_rank : idx;
+            b->node_id = node_id >= 0 ? node_id : lo;
+            b->num_nodes = num_nodes >= 1 ? num_nodes : 0;
+            b->locality_known = 1;
+            return UCOLL_OK;
+        }
+        ucoll_warn("the launcher's list of ranks on this node ('%s', %d expected) is not valid: "
+                   "treating every rank as its own node",
+                   peers, local_size);
+        free(lp);
+    } else if (local_size >= 1 && peers != NULL) {
+        if (local_size > b->size) {
+            ucoll_warn("the launcher says %d ranks on this node in a job of %d: treating every "
+                       "rank as its own node",
+                       local_size, b->size);
+        } else {
+            return UCOLL_ERR_NOMEM;
+        }
+    }
+    /* unknown: this rank alone */
+    b->local_peers = calloc(1, sizeof(int));
+    if (b->local_peers == NULL) {
+        return UCOLL_ERR_NOMEM;
+    }
+    b->local_peers[0] = b->rank;
+    b->local_size = 1;
+    b->local_rank = 0;
+    b->node_id = b->rank;
+    b->num_nodes = b->size;
+    b->locality_known = 0;
+    return UCOLL_OK;
+}

@@ -34,6 +34,7 @@ struct ucoll_boot {
     int local_rank, local_size; /* on this node */
     int node_id, num_nodes;
     int *local_peers;    /* job ranks on this node, local_size of them */
+    int locality_known;  /* 0: the launcher did not say; every rank is its own node */
     char name[300];      /* "pmix <namespace>" or "singleton" */
     unsigned priv_round; /* allgather rounds so far (fresh keys) */
     void *priv;
@@ -51,6 +52,16 @@ int ucoll__boot_init(const struct ucoll_config *cfg, ucoll_boot_t **boot_p);
 /* The implementations (used by ucoll__boot_init). */
 int ucoll__boot_pmix_init(ucoll_boot_t **boot_p);
 int ucoll__boot_single_init(ucoll_boot_t **boot_p);
+
+/* Set b's locality (local_rank, local_size, local_peers, node_id,
+ * num_nodes, locality_known) from what the launcher said, b->rank and
+ * b->size set. Unknown values are -1 (peers: NULL, the comma-separated
+ * PMIX_LOCAL_PEERS list). Nothing is guessed: without a local size and a
+ * valid peer list that holds this rank, every rank is its own node
+ * (locality_known = 0). A missing node id is taken as the smallest rank of
+ * the node (the same on every rank of it). UCOLL_ERR_NOMEM or UCOLL_OK. */
+int ucoll__boot_set_locality(ucoll_boot_t *b, int local_rank, int local_size, const char *peers,
+                             int node_id, int num_nodes);
 
 /* Equal-size allgather of byte strings over the bootstrap:
  * out holds size * len bytes in rank order. Built on publish/fence/fetch. */
