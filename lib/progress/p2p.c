@@ -209,6 +209,7 @@ static void fill_hdr(ucoll_p2p_t *p, ucoll_req_t *req, wire_hdr_t *h, int proto)
     h->rkey_len = 0;
     h->credits = (uint32_t)UCOLL_MIN(peer->credit_return, UINT32_MAX);
     peer->credit_return -= h->credits;
+    h->pad = 0;
     h->len = req->u.p2p.bytes;
 }
 
@@ -1158,6 +1159,7 @@ int ucoll__p2p_send_now(ucoll_comm_t *comm, const void *buf, size_t bytes, int d
     h->proto = UCOLL_PROTO_EAGER;
     h->rkey_len = 0;
     h->credits = (uint32_t)UCOLL_MIN(peer->credit_return, UINT32_MAX);
+    h->pad = 0;
     h->len = bytes;
     copy_bytes(h + 1, buf, bytes);
     if (ucoll__tl_am_send_imm(p->ctx, world, UCOLL_AM_MSG, pkt, sizeof(*h) + bytes) != UCOLL_OK) {

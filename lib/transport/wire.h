@@ -42,8 +42,11 @@ typedef struct {
     uint16_t proto;     /* UCOLL_PROTO_* */
     uint16_t rkey_len;  /* RNDV_GET: packed rkey bytes after wire_rts_t */
     uint32_t credits;   /* eager bytes the sender hands back to the receiver */
+    uint32_t pad;       /* zero: no byte of a header leaves uninitialised */
     uint64_t len;       /* message size in bytes */
 } wire_hdr_t;
+
+_Static_assert(sizeof(wire_hdr_t) == 40, "wire_hdr_t has no implicit padding");
 
 typedef struct {
     wire_hdr_t h;

@@ -4,7 +4,9 @@
 # SET k forces algorithm k (modulo the op's count) of every op through
 # UCOLL_<OP>_ALGO and tests only the ops that set k reaches for the first
 # time, so sets 0..10 together cover every algorithm once. SET "nb" runs the
-# nonblocking test with the model's choices.
+# nonblocking test with the model's choices. With COLL_VALGRIND=SUPPRESSIONS
+# (ucollrun only) every rank runs under valgrind memcheck: an invalid access
+# or a definite leak of ours fails the test.
 set -euo pipefail
 kind=$1 launcher=$2 prog=$3 n=$4 set=$5
 shift 5
@@ -42,7 +44,14 @@ fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 case $kind in
-ucollrun) cmd=("$launcher" -n "$n" --timeout 150 "$prog" "$@" "${ops[@]}") ;;
+ucollrun)
+  if [[ -n ${COLL_VALGRIND:-} ]]; then
+    cmd=("$launcher" -n "$n" --timeout 400 valgrind -q --error-exitcode=9 --leak-check=full
+         --errors-for-leak-kinds=definite --show-leak-kinds=definite
+         --suppressions="$COLL_VALGRIND" "$prog" "$@" "${ops[@]}")
+  else
+    cmd=("$launcher" -n "$n" --timeout 150 "$prog" "$@" "${ops[@]}")
+  fi ;;
 mpirun) cmd=(timeout 170 "$launcher" --allow-run-as-root --oversubscribe -np "$n"
              "${xflags[@]}" "$prog" "$@" "${ops[@]}") ;;
 *) echo "unknown launcher kind $kind"; exit 2 ;;
