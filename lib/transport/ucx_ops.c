@@ -74,6 +74,14 @@ static int op_fail(ucoll_tl_op_t *op, int err)
     return err;
 }
 
+/* The endpoint to rank for op, or the error with op given back. */
+static int op_ep(ucoll_ctx_t *ctx, int rank, ucoll_tl_op_t *op, ucp_ep_h *ep_p)
+{
+    int ret = ucoll__tl_ep(ctx, rank, ep_p);
+
+    return ret == UCOLL_OK ? UCOLL_OK : op_fail(op, ret);
+}
+
 void ucoll__tl_set_op_done(ucoll_tl_t *tl, void (*op_done)(void *req, int what, int status))
 {
     tl->op_done = op_done;
@@ -116,9 +124,8 @@ int ucoll__tl_am_send(ucoll_ctx_t *ctx, int rank, ucoll_tl_op_t *op, int am_id, 
     ucp_ep_h ep;
     int ret;
 
-    ret = ucoll__tl_ep(ctx, rank, &ep);
-    if (ret != UCOLL_OK) {
-        return op_fail(op, ret);
+    if ((ret = op_ep(ctx, rank, op, &ep)) != UCOLL_OK) {
+        return ret;
     }
     op_param(&param, op, UCOLL_TL_OP_AM_SEND);
     param.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
@@ -160,9 +167,8 @@ int ucoll__tl_tag_send(ucoll_ctx_t *ctx, int rank, ucoll_tl_op_t *op, const void
     ucp_ep_h ep;
     int ret;
 
-    ret = ucoll__tl_ep(ctx, rank, &ep);
-    if (ret != UCOLL_OK) {
-        return op_fail(op, ret);
+    if ((ret = op_ep(ctx, rank, op, &ep)) != UCOLL_OK) {
+        return ret;
     }
     op_param(&param, op, UCOLL_TL_OP_TAG_SEND);
     param.cb.send = send_cb;
@@ -186,9 +192,8 @@ int ucoll__tl_get(ucoll_ctx_t *ctx, int rank, ucoll_tl_op_t *op, void *buf, size
     ucp_ep_h ep;
     int ret;
 
-    ret = ucoll__tl_ep(ctx, rank, &ep);
-    if (ret != UCOLL_OK) {
-        return op_fail(op, ret);
+    if ((ret = op_ep(ctx, rank, op, &ep)) != UCOLL_OK) {
+        return ret;
     }
     if (ucp_ep_rkey_unpack(ep, rkey_buf, &rkey) != UCS_OK) {
         return op_fail(op, UCOLL_ERR_TRANSPORT);

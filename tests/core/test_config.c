@@ -6,15 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-
-#define EXPECT(_cond)                                                        \
-    do {                                                                     \
-        if (!(_cond)) {                                                      \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #_cond); \
-            failures++;                                                      \
-        }                                                                    \
-    } while (0)
+#include "tests/expect.h"
 
 int main(void)
 {

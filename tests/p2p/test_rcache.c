@@ -12,15 +12,7 @@
 #include <ucp/api/ucp.h>
 #include <unistd.h>
 
-static int failures;
-
-#define EXPECT(_cond)                                                        \
-    do {                                                                     \
-        if (!(_cond)) {                                                      \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #_cond); \
-            failures++;                                                      \
-        }                                                                    \
-    } while (0)
+#include "tests/expect.h"
 
 static ucoll_rcache_stats_t stats(ucoll_rcache_t *rc)
 {
