@@ -96,6 +96,41 @@ typedef struct ucoll_req ucoll_req_t;
 int ucoll_init(ucoll_ctx_t **ctx);
 
 /*
+ * Bootstrap through the caller instead of a launcher: a framework that has
+ * its own rendezvous (torch's store, an MPI library, a job script) gives its
+ * rank, size and an allgather. Everything ucoll_init does after the
+ * bootstrap is the same.
+ */
+typedef struct ucoll_oob {
+    int rank; /* this process, 0 <= rank < size */
+    int size; /* number of processes */
+    /*
+     * Collective over the size processes: each contributes len bytes from
+     * in; out receives size * len bytes, rank r's at offset r * len. Every
+     * process calls it the same number of times with the same len (ucoll
+     * calls it during ucoll_init_oob, ucoll_comm_split is not among the
+     * callers, and once in ucoll_finalize). Return 0 on success; anything
+     * else fails the ucoll call in progress with UCOLL_ERR_BOOTSTRAP.
+     */
+    int (*allgather)(void *arg, const void *in, void *out, size_t len);
+    void *arg; /* passed to allgather */
+    /*
+     * The node this process runs on: equal for the processes of one node,
+     * different between nodes. Negative: ucoll finds out itself (host name
+     * and kernel boot id, exchanged through allgather).
+     */
+    long node_id;
+} ucoll_oob_t;
+
+/*
+ * As ucoll_init, bootstrapped by oob (copied; oob->allgather and oob->arg
+ * must stay usable until ucoll_finalize returns). UCOLL_ERR_ARG for a bad
+ * rank/size or a NULL callback; UCOLL_ERR_BOOTSTRAP when allgather fails or
+ * the processes disagree on the size.
+ */
+int ucoll_init_oob(const ucoll_oob_t *oob, ucoll_ctx_t **ctx);
+
+/*
  * Flush and close every endpoint, free every communicator, destroy the UCP
  * worker and context and finalize PMIx. Outstanding requests are cancelled.
  */

@@ -50,7 +50,7 @@ typedef struct {
 
 static const char *log_levels[] = {"error", "warn", "info", "debug", "trace", NULL};
 static const char *modex_names[] = {"fence", "direct", NULL};
-static const char *boot_names[] = {"auto", "pmix", "singleton", NULL};
+static const char *boot_names[] = {"auto", "pmix", "singleton", "env", NULL};
 static const char *wait_names[] = {"spin", "block", "hybrid", "yield", "auto", NULL};
 static const char *rndv_names[] = {"auto", "tag", "am", "get", NULL};
 
@@ -66,8 +66,17 @@ static const cfg_row_t cfg_table[] = {
     {"LOG_LEVEL", CFG_ENUM, "warn", "log level: error, warn, info, debug, trace", OFF(log_level),
      log_levels},
     {"BOOTSTRAP", CFG_ENUM, "auto",
-     "auto (PMIx when started by a launcher, else a singleton of size 1), pmix, singleton",
+     "auto (PMIx when started by a launcher, else env when RANK, WORLD_SIZE and MASTER_ADDR are "
+     "set, else a singleton of size 1), pmix, singleton, env (TCP rendezvous at MASTER_ADDR)",
      OFF(bootstrap), boot_names},
+    /* not torch's MASTER_PORT (29500), which torchrun or torch owns, nor the
+     * c10d rendezvous default (29400) */
+    {"BOOTSTRAP_PORT", CFG_INT, "29600",
+     "env bootstrap: TCP port rank 0 listens on at MASTER_ADDR", OFF(boot_port), NULL, 1, 65535,
+     0, "1 to 65535"},
+    {"BOOTSTRAP_TIMEOUT", CFG_DOUBLE, "60",
+     "env bootstrap: seconds for every rank to reach rank 0 before UCOLL_ERR_BOOTSTRAP",
+     OFF(boot_timeout), NULL, 0.1, 1e6, 0, "0.1 to 1e6 seconds"},
     {"MODEX", CFG_ENUM, "fence",
      "address exchange: fence (all at init) or direct (fetch a peer's on first use)", OFF(modex),
      modex_names},
@@ -131,7 +140,7 @@ static const cfg_row_t cfg_table[] = {
 };
 
 /* The algorithm rows were written in ucoll_coll_t order; keep them so. */
-_Static_assert(sizeof(cfg_table) / sizeof(cfg_table[0]) == 17 + UCOLL_COLL_LAST,
+_Static_assert(sizeof(cfg_table) / sizeof(cfg_table[0]) == 19 + UCOLL_COLL_LAST,
                "one ALGO row per collective");
 
 #define NROWS (sizeof(cfg_table) / sizeof(cfg_table[0]))

@@ -35,7 +35,12 @@ typedef enum {
 const char *ucoll__coll_name(ucoll_coll_t coll);
 
 typedef enum { UCOLL_MODEX_FENCE, UCOLL_MODEX_DIRECT } ucoll_modex_t;
-typedef enum { UCOLL_BOOT_AUTO, UCOLL_BOOT_PMIX, UCOLL_BOOT_SINGLETON } ucoll_boot_mode_t;
+typedef enum {
+    UCOLL_BOOT_AUTO,
+    UCOLL_BOOT_PMIX,
+    UCOLL_BOOT_SINGLETON,
+    UCOLL_BOOT_ENV /* TCP rendezvous at MASTER_ADDR, as torchrun sets it */
+} ucoll_boot_mode_t;
 typedef enum {
     UCOLL_WAIT_SPIN,
     UCOLL_WAIT_BLOCK,
@@ -49,6 +54,8 @@ typedef struct ucoll_config {
     int log_level;        /* ucoll_log_level_t */
     int bootstrap;        /* ucoll_boot_mode_t */
     int modex;            /* ucoll_modex_t */
+    int boot_port;        /* env bootstrap: rank 0's TCP port */
+    double boot_timeout;  /* env bootstrap: seconds to find every rank */
     size_t eager_limit;   /* bytes: larger messages go rendezvous */
     size_t eager_credits; /* bytes a sender may have unconsumed at one receiver */
     int rndv_mode;        /* ucoll_rndv_mode_t */

@@ -26,7 +26,7 @@ const char *ucoll_strerror(int status)
     case UCOLL_ERR_NOMEM: return "out of memory";
     case UCOLL_ERR_TRUNCATE: return "message truncated: longer than the receive buffer";
     case UCOLL_ERR_TRANSPORT: return "transport (UCX) error";
-    case UCOLL_ERR_BOOTSTRAP: return "bootstrap (PMIx) error";
+    case UCOLL_ERR_BOOTSTRAP: return "bootstrap error (PMIx, env rendezvous or the caller's allgather)";
     case UCOLL_ERR_TIMEOUT: return "timed out";
     case UCOLL_ERR_PEER: return "peer process failed or is unreachable";
     case UCOLL_ERR_UNSUPPORTED: return "operation not supported";
@@ -125,22 +125,12 @@ static void ctx_topology(ucoll_ctx_t *ctx)
                 ctx->topo->numa_node, ctx->topo->npus_machine, ctx->topo->ncores_machine);
 }
 
-int ucoll_init(ucoll_ctx_t **ctx_p)
+/* Everything after the bootstrap: UCX, point to point, the executor and
+ * the world. On failure the bootstrap is finalized and ctx freed. */
+static int ctx_start(ucoll_ctx_t *ctx)
 {
-    ucoll_ctx_t *ctx;
     int status;
 
-    if (ctx_p == NULL) {
-        return UCOLL_ERR_ARG;
-    }
-    status = ctx_alloc(&ctx);
-    if (status != UCOLL_OK) {
-        return status;
-    }
-    status = ucoll__boot_init(&ctx->cfg, &ctx->boot);
-    if (status != UCOLL_OK) {
-        goto err_free_ctx;
-    }
     ctx->rank = ctx->boot->rank;
     ctx->size = ctx->boot->size;
     ucoll__log_rank = ctx->rank;
@@ -165,7 +155,6 @@ int ucoll_init(ucoll_ctx_t **ctx_p)
     if (status != UCOLL_OK) {
         goto err_exec;
     }
-    *ctx_p = ctx;
     return UCOLL_OK;
 
 err_exec:
@@ -176,8 +165,62 @@ err_tl:
     ucoll__tl_cleanup(ctx);
 err_boot:
     ctx->boot->ops->finalize(ctx->boot);
-err_free_ctx:
     ctx_free(ctx);
+    return status;
+}
+
+int ucoll_init(ucoll_ctx_t **ctx_p)
+{
+    ucoll_ctx_t *ctx;
+    int status;
+
+    if (ctx_p == NULL) {
+        return UCOLL_ERR_ARG;
+    }
+    status = ctx_alloc(&ctx);
+    if (status != UCOLL_OK) {
+        return status;
+    }
+    status = ucoll__boot_init(&ctx->cfg, &ctx->boot);
+    if (status != UCOLL_OK) {
+        ctx_free(ctx);
+        return status;
+    }
+    status = ctx_start(ctx);
+    if (status == UCOLL_OK) {
+        *ctx_p = ctx;
+    }
+    return status;
+}
+
+int ucoll_init_oob(const ucoll_oob_t *oob, ucoll_ctx_t **ctx_p)
+{
+    ucoll_ctx_t *ctx;
+    int status;
+
+    if (ctx_p == NULL || oob == NULL || oob->allgather == NULL || oob->size < 1 ||
+        oob->rank < 0 || oob->rank >= oob->size) {
+        ucoll_error("ucoll_init_oob: %s",
+                    ctx_p == NULL                 ? "ctx is NULL"
+                    : oob == NULL                 ? "oob is NULL"
+                    : oob->allgather == NULL      ? "oob->allgather is NULL"
+                    : oob->size < 1               ? "oob->size must be at least 1"
+                                                  : "oob->rank is outside 0..size-1");
+        return UCOLL_ERR_ARG;
+    }
+    status = ctx_alloc(&ctx);
+    if (status != UCOLL_OK) {
+        return status;
+    }
+    status = ucoll__boot_oob_create(oob, 0, NULL, &ctx->boot);
+    if (status != UCOLL_OK) {
+        ctx_free(ctx);
+        return status;
+    }
+    status = ctx_start(ctx);
+    if (status == UCOLL_OK) {
+        *ctx_p = ctx;
+    }
     return status;
 }
 

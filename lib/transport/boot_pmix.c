@@ -7,6 +7,7 @@
 #include "core.h"
 
 #include <pmix.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,22 @@
 typedef struct {
     pmix_proc_t me;
     pmix_proc_t wild; /* the whole namespace: job-level keys and fences */
+    unsigned instance; /* this bootstrap's number in the process */
 } boot_pmix_t;
+
+/* PMIx is one client per process, however many contexts use it: the keys of
+ * each context carry the context's number among the PMIx bootstraps made in
+ * this process, so two contexts never read each other's values. The ranks
+ * make their contexts in the same order (their fences are collective), so
+ * the numbers agree across the job. */
+static atomic_uint pmix_instances;
+
+static void pmix_key(const ucoll_boot_t *b, const char *key, char *out)
+{
+    const boot_pmix_t *p = b->priv;
+
+    snprintf(out, PMIX_MAX_KEYLEN + 1, "ucoll%u.%s", p->instance, key);
+}
 
 static const char *how_to_start = "start the program with a PMIx launcher: ucollrun -n N PROGRAM, "
                                   "mpirun -np N PROGRAM, prterun -n N PROGRAM or srun --mpi=pmix";
@@ -70,11 +86,14 @@ static int pmix_publish(ucoll_boot_t *b, const char *key, const void *data, size
     pmix_value_t val;
     pmix_status_t rc;
 
+    char pkey[PMIX_MAX_KEYLEN + 1];
+
+    pmix_key(b, key, pkey);
     PMIX_VALUE_CONSTRUCT(&val);
     val.type = PMIX_BYTE_OBJECT;
     val.data.bo.bytes = (char *)data;
     val.data.bo.size = len;
-    rc = PMIx_Put(PMIX_GLOBAL, key, &val); /* PMIx copies the value */
+    rc = PMIx_Put(PMIX_GLOBAL, pkey, &val); /* PMIx copies the value */
     if (rc == PMIX_SUCCESS) {
         rc = PMIx_Commit();
     }
@@ -110,9 +129,11 @@ static int pmix_fetch(ucoll_boot_t *b, int rank, const char *key, void **data_p,
     pmix_value_t *val = NULL;
     pmix_status_t rc;
     void *data;
+    char pkey[PMIX_MAX_KEYLEN + 1];
 
+    pmix_key(b, key, pkey);
     PMIX_PROC_LOAD(&peer, p->me.nspace, (pmix_rank_t)rank);
-    rc = PMIx_Get(&peer, key, NULL, 0, &val);
+    rc = PMIx_Get(&peer, pkey, NULL, 0, &val);
     if (rc != PMIX_SUCCESS || val == NULL) {
         ucoll_error("PMIx_Get of %s from rank %d failed: %s", key, rank, PMIx_Error_string(rc));
         return UCOLL_ERR_BOOTSTRAP;
@@ -179,6 +200,7 @@ int ucoll__boot_pmix_init(ucoll_boot_t **boot_p)
     PMIX_PROC_LOAD(&p->wild, p->me.nspace, PMIX_RANK_WILDCARD);
     b->ops = &boot_pmix_ops;
     b->priv = p;
+    p->instance = atomic_fetch_add(&pmix_instances, 1);
     b->rank = (int)p->me.rank;
     if (get_int(&p->wild, PMIX_JOB_SIZE, &b->size) != 0) {
         fprintf(stderr, "ucoll: the PMIx server did not say the job size (PMIX_JOB_SIZE); %s\n",

@@ -31,12 +31,17 @@ int ucoll__boot_init(const ucoll_config_t *cfg, ucoll_boot_t **boot_p)
     switch (cfg->bootstrap) {
     case UCOLL_BOOT_SINGLETON: return ucoll__boot_single_init(boot_p);
     case UCOLL_BOOT_PMIX: return ucoll__boot_pmix_init(boot_p);
+    case UCOLL_BOOT_ENV: return ucoll__boot_env_init(cfg, boot_p);
     default:
         if (launched_by_pmix()) {
             return ucoll__boot_pmix_init(boot_p);
         }
-        ucoll_info("no PMIx launcher in the environment: running as a singleton of size 1 "
-                   "(start with ucollrun -n N, mpirun, prterun or srun --mpi=pmix for more)");
+        if (ucoll__boot_env_present()) {
+            return ucoll__boot_env_init(cfg, boot_p);
+        }
+        ucoll_info("no PMIx launcher in the environment and no RANK, WORLD_SIZE, MASTER_ADDR: "
+                   "running as a singleton of size 1 (start with ucollrun -n N, mpirun, prterun, "
+                   "srun --mpi=pmix or torchrun for more)");
         return ucoll__boot_single_init(boot_p);
     }
 }

@@ -2,13 +2,21 @@
  * The bootstrap: how a process learns who it is and exchanges byte strings
  * with its peers before any UCX endpoint exists. PMIx is the first
  * implementation (boot_pmix.c); a process started without any launcher runs
- * as a singleton (boot_single.c). A framework that brings its own store can
- * add a callback bootstrap here without touching anything else.
+ * as a singleton (boot_single.c); a framework that brings its own allgather
+ * uses ucoll_init_oob (boot_oob.c), and jobs started the torchrun way
+ * (RANK, WORLD_SIZE, MASTER_ADDR) meet over TCP at rank 0 (boot_env.c, on
+ * top of boot_oob.c).
+ *
+ * Several contexts may live in one process: every bootstrap instance keeps
+ * its keys apart from the others' (boot_pmix.c prefixes them with the
+ * instance's number in the process).
  */
 #ifndef UCOLL_BOOTSTRAP_H
 #define UCOLL_BOOTSTRAP_H
 
 #include <stddef.h>
+
+#include "ucoll.h"
 
 typedef struct ucoll_boot ucoll_boot_t;
 
@@ -35,6 +43,7 @@ struct ucoll_boot {
     int node_id, num_nodes;
     int *local_peers;    /* job ranks on this node, local_size of them */
     int locality_known;  /* 0: the launcher did not say; every rank is its own node */
+    int needs_fence;     /* fetch sees only what a fence moved: no direct modex */
     char name[300];      /* "pmix <namespace>" or "singleton" */
     unsigned priv_round; /* allgather rounds so far (fresh keys) */
     void *priv;
@@ -52,6 +61,18 @@ int ucoll__boot_init(const struct ucoll_config *cfg, ucoll_boot_t **boot_p);
 /* The implementations (used by ucoll__boot_init). */
 int ucoll__boot_pmix_init(ucoll_boot_t **boot_p);
 int ucoll__boot_single_init(ucoll_boot_t **boot_p);
+/* TCP rendezvous at MASTER_ADDR:cfg->boot_port, rank and size from RANK and
+ * WORLD_SIZE. */
+int ucoll__boot_env_init(const struct ucoll_config *cfg, ucoll_boot_t **boot_p);
+/* 1 when RANK, WORLD_SIZE and MASTER_ADDR are all set. */
+int ucoll__boot_env_present(void);
+
+/* A bootstrap over oob's allgather (copied). env: name it "env". release,
+ * when not NULL, is called with oob->arg when the bootstrap is finalized
+ * (also when this call fails). Exchanges rank, size and node with every
+ * process before it returns: UCOLL_ERR_BOOTSTRAP when they disagree. */
+int ucoll__boot_oob_create(const ucoll_oob_t *oob, int env, void (*release)(void *arg),
+                           ucoll_boot_t **boot_p);
 
 /* Set b's locality (local_rank, local_size, local_peers, node_id,
  * num_nodes, locality_known) from what the launcher said, b->rank and

@@ -179,7 +179,7 @@ int ucoll__tl_init(ucoll_ctx_t *ctx)
     if (ret != UCOLL_OK) {
         goto err_release_addr;
     }
-    if (ctx->cfg.modex == UCOLL_MODEX_FENCE && ctx->size > 1) {
+    if ((ctx->cfg.modex == UCOLL_MODEX_FENCE || boot->needs_fence) && ctx->size > 1) {
         ret = boot->ops->fence(boot, 1);
         if (ret != UCOLL_OK) {
             goto err_release_addr;
