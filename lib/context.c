@@ -14,6 +14,7 @@
 #include "transport/tl.h"
 #include "ucoll_version.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <limits.h>
 #include <string.h>
@@ -125,6 +126,118 @@ static void ctx_topology(ucoll_ctx_t *ctx)
                 ctx->topo->numa_node, ctx->topo->npus_machine, ctx->topo->ncores_machine);
 }
 
+/* FNV-1a, for comparing settings between ranks. */
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ c[i]) * 0x100000001b3ULL;
+    }
+    return h;
+}
+
+static uint64_t hash_str(const char *s)
+{
+    /* unset and empty are the same setting */
+    return hash_bytes(0xcbf29ce484222325ULL, s ? s : "", s ? strlen(s) : 0);
+}
+
+/* The tuning file by its contents: two nodes may hold different files
+ * under one path. */
+static uint64_t hash_file(const char *path)
+{
+    uint64_t h = hash_str(path);
+    FILE *f;
+    char buf[4096];
+    size_t n;
+
+    if (path == NULL || (f = fopen(path, "r")) == NULL) {
+        return h;
+    }
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+        h = hash_bytes(h, buf, n);
+    }
+    fclose(f);
+    return h;
+}
+
+#define AGREE_FIXED 7
+
+/*
+ * Every input of algorithm selection must be the same on every rank, or two
+ * ranks can choose different algorithms for one call and hang. The settings
+ * must agree (a difference fails init on every rank, naming the variable
+ * and two ranks); whether a node is oversubscribed is a fact of each node,
+ * so the job takes the worst: when any node has more ranks than processing
+ * units, every rank's model charges for waking peers.
+ */
+static int ctx_agree(ucoll_ctx_t *ctx)
+{
+    enum { N = AGREE_FIXED + UCOLL_COLL_LAST };
+    static const char *names[AGREE_FIXED] = {
+        "UCOLL_MODEL_ALPHA", "UCOLL_MODEL_BETA", "UCOLL_MODEL_GAMMA", "UCOLL_MODEL_OVERSUB_ALPHA",
+        "UCOLL_SEGMENT_SIZE", "UCOLL_RADIX", "UCOLL_TUNE_FILE (its contents)"};
+    const ucoll_config_t *c = &ctx->cfg;
+    uint64_t mine[1 + N], *all;
+    int status = UCOLL_OK, k, r;
+
+    mine[0] = ctx->topo && ucoll_local_size(ctx) > ctx->topo->npus_machine;
+    mine[1] = hash_bytes(1, &c->model_alpha, sizeof(double));
+    mine[2] = hash_bytes(2, &c->model_beta, sizeof(double));
+    mine[3] = hash_bytes(3, &c->model_gamma, sizeof(double));
+    mine[4] = hash_bytes(4, &c->model_oversub_alpha, sizeof(double));
+    mine[5] = hash_bytes(5, &c->seg_size, sizeof(size_t));
+    mine[6] = hash_bytes(6, &c->radix, sizeof(unsigned));
+    mine[7] = hash_file(c->tune_file);
+    for (k = 0; k < UCOLL_COLL_LAST; k++) {
+        mine[1 + AGREE_FIXED + k] = hash_str(c->algo[k]);
+    }
+    if (ctx->size == 1) {
+        ctx->oversub = (int)mine[0];
+        return UCOLL_OK;
+    }
+    all = malloc(sizeof(mine) * (size_t)ctx->size);
+    if (all == NULL) {
+        return UCOLL_ERR_NOMEM;
+    }
+    status = ucoll__boot_allgather(ctx->boot, mine, sizeof(mine), all);
+    if (status != UCOLL_OK) {
+        free(all);
+        return status;
+    }
+    ctx->oversub = 0;
+    for (r = 0; r < ctx->size; r++) {
+        const uint64_t *v = all + (size_t)r * (1 + N);
+
+        ctx->oversub |= v[0] != 0;
+        for (k = 0; k < N && status == UCOLL_OK; k++) {
+            if (v[1 + k] != all[1 + k]) {
+                char var[64];
+
+                if (k < AGREE_FIXED) {
+                    snprintf(var, sizeof(var), "%s", names[k]);
+                } else {
+                    snprintf(var, sizeof(var), "UCOLL_%s_ALGO",
+                             ucoll__coll_name((ucoll_coll_t)(k - AGREE_FIXED)));
+                    for (char *q = var; *q; q++) {
+                        *q = (char)toupper((unsigned char)*q);
+                    }
+                }
+                ucoll_error("%s differs between rank 0 and rank %d: every rank must select "
+                            "algorithms alike, so selection settings must be equal on all",
+                            var, r);
+                status = UCOLL_ERR_ARG;
+            }
+        }
+    }
+    free(all);
+    if (ctx->oversub && !mine[0]) {
+        ucoll_debug("another node is oversubscribed: selecting as if this one were");
+    }
+    return status;
+}
+
 /* Everything after the bootstrap: UCX, point to point, the executor and
  * the world. On failure the bootstrap is finalized and ctx freed. */
 static int ctx_start(ucoll_ctx_t *ctx)
@@ -137,6 +250,10 @@ static int ctx_start(ucoll_ctx_t *ctx)
     ucoll_debug("bootstrap %s: rank %d of %d, local %d of %d, node %d", ctx->boot->name, ctx->rank,
                 ctx->size, ctx->boot->local_rank, ctx->boot->local_size, ctx->boot->node_id);
     ctx_topology(ctx);
+    status = ctx_agree(ctx);
+    if (status != UCOLL_OK) {
+        goto err_boot;
+    }
 
     status = ucoll__tl_init(ctx);
     if (status != UCOLL_OK) {

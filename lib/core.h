@@ -74,6 +74,9 @@ struct ucoll_ctx {
     size_t req_outstanding;
     int finalizing;
     uint32_t sel_gen; /* bumped when a selection setting changes */
+    /* agreed by every rank at init (ctx_agree): some node of the job has more
+     * ranks than processing units, so the model charges for waking peers */
+    int oversub;
 };
 
 /* Selection settings of ctx->cfg (algorithm, segment size, radix, model,

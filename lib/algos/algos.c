@@ -48,7 +48,8 @@ void ucoll__model_default(ucoll_model_t *m)
 }
 
 /* The context's model: the settings (whose defaults are the constants
- * above), with alpha raised when ranks outnumber processing units. Then
+ * above), with alpha raised when ranks outnumber processing units on some
+ * node of the job (agreed at init, so every rank selects alike). Then
  * every round of an algorithm waits for a descheduled peer to run, so
  * algorithms with many rounds (pipelines) lose; that wait (wake) is paid
  * once per round, so a round of several messages sent together costs one
@@ -60,7 +61,7 @@ static void ctx_model(const ucoll_ctx_t *ctx, ucoll_model_t *m)
     m->alpha = ctx->cfg.model_alpha;
     m->beta = ctx->cfg.model_beta;
     m->gamma = ctx->cfg.model_gamma;
-    if (ctx->topo && ucoll_local_size(ctx) > ctx->topo->npus_machine) {
+    if (ctx->oversub) {
         m->alpha += ctx->cfg.model_oversub_alpha;
         m->wake = ctx->cfg.model_oversub_alpha;
     }
