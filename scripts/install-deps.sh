@@ -3,7 +3,7 @@
 # bench/vs_mpi.sh compares against and plots with (run as root).
 set -euo pipefail
 pkgs=(build-essential pkg-config meson ninja-build libucx-dev ucx-utils libpmix-dev
-      libhwloc-dev openmpi-bin python3 valgrind
+      libhwloc-dev openmpi-bin python3 valgrind iproute2
       libopenmpi-dev mpich libmpich-dev python3-matplotlib)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Several nodes on one machine: network namespaces joined by veth pairs to
+# a bridge (in a namespace of its own, so nothing touches the host's
+# network), each "node" with its own host name (a UTS namespace) and its
+# own /etc/hosts (ip netns exec mounts /etc/netns/NAME/hosts). Jobs then
+# run across the nodes under an existing launcher with a hostfile, whose
+# rsh/ssh agent enters the node's namespaces instead of logging in:
+#   Open MPI's mpirun  --mca plm_rsh_agent AGENT
+#   PRRTE's prterun    --prtemca plm_ssh_agent AGENT   (where installed)
+# and with the env bootstrap (RANK, WORLD_SIZE, MASTER_ADDR), one process
+# started in each node's namespaces. UCX sees separate hosts: TCP between
+# nodes, shared memory inside each.
+#   run_netns.sh NODES_PROGRAM
+# Needs root and network namespaces: skipped (exit 77) with a message
+# otherwise. Everything made here is removed at the end, also on failure.
+set -uo pipefail
+prog=$(readlink -f "$1")
+id=ucm$$
+net=10.$((100 + RANDOM % 100)).$((RANDOM % 250)).0
+net=${net%.0}
+tmp=$(mktemp -d)
+nodes=()
+fail=0
+
+skip() { echo "SKIP: $*"; rm -rf "$tmp"; exit 77; }
+[ "$(id -u)" = 0 ] || skip "needs root for network namespaces"
+command -v ip >/dev/null || skip "no ip command (Debian package iproute2)"
+command -v unshare >/dev/null || skip "no unshare (util-linux)"
+ip netns add "$id-probe" 2>/dev/null || skip "cannot create network namespaces here"
+ip netns del "$id-probe"
+
+cleanup() {
+    local ns
+    for ns in "${nodes[@]}" hub; do
+        ip netns pids "$id-$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+        ip netns del "$id-$ns" 2>/dev/null
+        rm -rf "/etc/netns/$id-$ns"
+    done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# make_nodes N: nodes n0..n(N-1) at $net.1 .. $net.N on one bridge
+make_nodes() {
+    local n=$1 i
+    ip netns add "$id-hub" || return 1
+    ip -n "$id-hub" link set lo up
+    ip -n "$id-hub" link add br0 type bridge && ip -n "$id-hub" link set br0 up || return 1
+    for ((i = 0; i < n; i++)); do
+        nodes+=("n$i")
+        ip netns add "$id-n$i" || return 1
+        ip link add "v$i" netns "$id-n$i" type veth peer name "h$i" netns "$id-hub" || return 1
+        ip -n "$id-hub" link set "h$i" master br0 up
+        ip -n "$id-n$i" addr add "$net.$((i + 1))/24" dev "v$i"
+        ip -n "$id-n$i" link set "v$i" up
+        ip -n "$id-n$i" link set lo up
+    done
+    for ((i = 0; i < n; i++)); do
+        mkdir -p "/etc/netns/$id-n$i"
+        {
+            echo "127.0.0.1 localhost"
+            for ((j = 0; j < n; j++)); do echo "$net.$((j + 1)) n$j"; done
+        } >"/etc/netns/$id-n$i/hosts"
+    done
+}
+
+# The agent: "AGENT HOST COMMAND..." runs COMMAND (one shell string, as ssh
+# takes it) in HOST's network namespace under HOST's name.
+cat >"$tmp/agent" <<EOS
+#!/bin/sh
+host=\$1; shift
+exec ip netns exec $id-\$host unshare -u /bin/sh -c 'hostname "\$0"; exec /bin/sh -c "\$1"' "\$host" "\$*"
+EOS
+chmod +x "$tmp/agent"
+
+# on NODE COMMAND...: run in NODE's namespaces
+on() { local h=$1; shift; "$tmp/agent" "$h" "$(printf '%q ' "$@")"; }
+
+make_nodes 3 || { echo "FAIL: cannot build the namespaces"; exit 1; }
+ip netns exec "$id-n0" /usr/bin/env python3 - "$net.3" 2>/dev/null <<'EOS' ||
+import socket, sys
+s = socket.socket(); s.settimeout(3)
+try:
+    s.connect((sys.argv[1], 9))
+except ConnectionRefusedError:
+    sys.exit(0)
+sys.exit(1)
+EOS
+    { echo "FAIL: n0 cannot reach n2 over the bridge"; exit 1; }
+echo "nodes n0 n1 n2 at $net.1-3 (namespaces $id-*)"
+
+export UCOLL_WAIT=block UCOLL_TIMEOUT=120 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+# check OUT NRANKS NNODES WHAT
+check() {
+    local out=$1 n=$2 what=$3
+    if [ "$(grep -c ': ok$' "$out")" != "$n" ] || grep -q FAIL "$out"; then
+        cat "$out"; echo "FAIL: $what"; fail=1
+    else
+        grep "^nodes: rank 0 ->" "$out"
+        echo "ok: $what"
+    fi
+}
+
+mpi=$(command -v mpirun.openmpi || command -v mpirun)
+if [ -n "$mpi" ]; then
+    # 2 + 2 + 1 ranks, and 3 + 1 (one node oversubscribed on this machine's
+    # 2 cores, the other not: selection must still agree)
+    for layout in "n0:2 n1:2 n2:1" "n0:3 n1:1"; do
+        : >"$tmp/hosts"
+        np=0
+        for h in $layout; do echo "${h%:*} slots=${h#*:}" >>"$tmp/hosts"; np=$((np + ${h#*:})); done
+        nn=$(echo $layout | wc -w)
+        on n0 timeout 200 "$mpi" --hostfile "$tmp/hosts" --mca plm_rsh_agent "$tmp/agent" \
+            --mca oob_tcp_if_include "$net.0/24" -np $np -x UCOLL_WAIT -x UCOLL_TIMEOUT \
+            "$prog" "$nn" 2 >"$tmp/out" 2>&1
+        check "$tmp/out" $np "mpirun over $nn nodes ($layout)"
+    done
+else
+    echo "no Open MPI mpirun: its runs skipped"
+fi
+
+if command -v prterun >/dev/null; then
+    printf "n0 slots=2\nn1 slots=2\n" >"$tmp/hosts"
+    on n0 timeout 200 prterun --hostfile "$tmp/hosts" --prtemca plm_ssh_agent "$tmp/agent" \
+        --prtemca oob_tcp_if_include "$net.0/24" -n 4 -x UCOLL_WAIT -x UCOLL_TIMEOUT \
+        "$prog" 2 2 >"$tmp/out" 2>&1
+    check "$tmp/out" 4 "prterun over 2 nodes"
+else
+    echo "no prterun (PRRTE) installed: its run skipped"
+fi
+
+# the env bootstrap over the bridge: rank 0 on n0, the others elsewhere
+pids=()
+i=0
+for h in n0 n1 n2 n1; do
+    on "$h" env RANK=$i WORLD_SIZE=4 MASTER_ADDR=n0 UCOLL_BOOTSTRAP_PORT=29611 \
+        UCOLL_BOOTSTRAP_TIMEOUT=60 timeout 200 "$prog" 3 2 >"$tmp/env.$i" 2>&1 &
+    pids+=($!)
+    i=$((i + 1))
+done
+for p in "${pids[@]}"; do wait "$p"; done
+cat "$tmp"/env.* >"$tmp/out"
+check "$tmp/out" 4 "env bootstrap over 3 nodes (MASTER_ADDR=n0)"
+
+exit $fail
