@@ -4,13 +4,17 @@
  * Runs the real schedules of an algorithm for p virtual ranks (up to
  * 10^4-10^5) in one process over simnet in dry mode (no bytes move, buffers
  * are never touched) and prints, per (collective, algorithm, p, m): rounds
- * (the most any rank has), messages, the simulated time under the Hockney
- * model, and the cost formula of ALGORITHMS.md (the algorithm's cost()) for
- * the same α, β, γ, λ. Where they differ the formula idealises something
- * (port contention, the fold of non-powers of two, segment start-up).
+ * (the critical path in messages: the completion time when a message costs
+ * 1 and nothing else costs anything, a second simulation), messages, the
+ * most sends of one rank, the simulated time under the Hockney model, and
+ * the cost formula of ALGORITHMS.md (the algorithm's cost()) for the same
+ * α, β, γ, λ. Where they differ the formula idealises something (port
+ * contention, the fold of non-powers of two, segment start-up). Segment
+ * size and radix come from the simulated model, as the runtime's come from
+ * its own, unless UCOLL_SEGMENT_SIZE / UCOLL_RADIX or -S / -R set them.
  *
  *   ucoll_sim [-c coll] [-a algo] [-m bytes] [-p p1,p2,...]
- *             [-A alpha] [-B beta] [-G gamma] [-L lambda] [-k]
+ *             [-A alpha] [-B beta] [-G gamma] [-L lambda] [-S seg] [-R radix] [-k]
  *
  * -c: barrier, bcast, reduce, allreduce, reduce_scatter_block,
  *     reduce_scatter, scan, exscan, or any registered collective
@@ -103,6 +107,7 @@ typedef struct {
     ucoll_coll_t coll;
     size_t bytes;
     ucoll_model_t m;
+    ucoll_algo_params_t prm; /* segment size and radix (0: from the model m) */
 } study_t;
 
 /* Call arguments for a count-based run with fake buffers (never touched). */
@@ -147,20 +152,79 @@ static size_t sched_messages(ucoll_sched_t *s, size_t *rounds)
     return n;
 }
 
+typedef struct {
+    double time;       /* the largest clock */
+    size_t messages;   /* sends posted in all */
+    size_t max_sends;  /* the most sends of one rank */
+    int incomplete;    /* ranks not done, or messages unmatched */
+} pass_t;
+
+/* One simulation of the algorithm's real schedules on p ranks under sp,
+ * built with prm. */
+static void sim_pass(const study_t *st, const ucoll_algo_t *al, int p,
+                     const ucoll_algo_params_t *prm, const ucoll_simnet_params_t *sp,
+                     const ucoll_coll_args_t *a, pass_t *out)
+{
+    ucoll_simnet_t *net;
+    ucoll_ctx_t **ctx = calloc((size_t)p, sizeof(*ctx)), *c;
+    ucoll_req_t *req = calloc((size_t)p, sizeof(*req)); /* ours: 10^5 pools are large */
+    ucoll_simnet_stats_t stats;
+
+    memset(out, 0, sizeof(*out));
+    if (ctx == NULL || req == NULL || ucoll__simnet_create(p, sp, &net) != UCOLL_OK) {
+        fprintf(stderr, "out of memory for %d ranks\n", p);
+        exit(1);
+    }
+    for (int r = 0; r < p; r++) {
+        ucoll_sched_t *s;
+        size_t nr, sends;
+
+        if (ucoll__ctx_create_sim(r, p, &ucoll__net_sim, net, &ctx[r]) != UCOLL_OK) {
+            fprintf(stderr, "cannot create simulated rank %d\n", r);
+            exit(1);
+        }
+        ucoll__exec_set_dry(ctx[r], 1);
+        req[r].ctx = ctx[r];
+        req[r].kind = UCOLL_REQ_COLL;
+        if (ucoll__sched_create(ctx[r]->world, 0, &s) != UCOLL_OK ||
+            al->build(s, a, prm) != UCOLL_OK) {
+            fprintf(stderr, "building rank %d failed\n", r);
+            exit(1);
+        }
+        sends = sched_messages(s, &nr);
+        out->max_sends = UCOLL_MAX(out->max_sends, sends);
+        ucoll__sched_start(s, &req[r]);
+    }
+    while ((c = ucoll__simnet_advance(net)) != NULL) {
+        ucoll__exec_progress(c);
+    }
+    for (int r = 0; r < p; r++) {
+        out->incomplete += !req[r].complete;
+    }
+    out->incomplete += ucoll__simnet_unmatched(net) != 0;
+    ucoll__simnet_stats(net, &stats);
+    out->messages = stats.messages;
+    out->time = ucoll__simnet_max_clock(net);
+    for (int r = 0; r < p; r++) {
+        ucoll__ctx_destroy_sim(ctx[r]);
+    }
+    ucoll__simnet_destroy(net);
+    free(ctx);
+    free(req);
+}
+
 static int run_one(const study_t *st, const ucoll_algo_t *al, int p)
 {
     ucoll_simnet_params_t sp = {st->m.alpha, st->m.beta, st->m.gamma, st->m.lambda, 1};
-    ucoll_algo_params_t prm = {0};
-    ucoll_simnet_t *net;
-    ucoll_ctx_t **ctx;
-    ucoll_req_t *req; /* ours, not the contexts' pools: 10^5 pools are large */
+    /* rounds: the completion time when a message costs 1 and nothing else
+     * costs anything: the critical path in messages, port contention
+     * included (a root sending to k children one after the other pays k) */
+    ucoll_simnet_params_t unit = {1, 0, 0, 0, 1};
+    ucoll_algo_params_t prm = st->prm;
     size_t *rcounts = calloc((size_t)p, sizeof(size_t));
-    size_t rounds = 0, msgs0, r0;
     ucoll_coll_args_t a;
-    ucoll_simnet_stats_t stats;
-    ucoll_ctx_t *c;
+    pass_t sim, hops;
     double t0, formula;
-    int st_rc = UCOLL_OK, incomplete = 0;
 
     make_args(st, p, rcounts, &a);
     if (al->can_serve && !al->can_serve(&a, p)) {
@@ -169,89 +233,68 @@ static int run_one(const study_t *st, const ucoll_algo_t *al, int p)
         free(rcounts);
         return 0;
     }
-    if (ucoll__simnet_create(p, &sp, &net) != UCOLL_OK) {
-        return -1;
-    }
-    ctx = calloc((size_t)p, sizeof(*ctx));
-    req = calloc((size_t)p, sizeof(*req));
-    if (ctx == NULL || req == NULL) {
-        fprintf(stderr, "out of memory for %d ranks\n", p);
-        exit(1);
-    }
-    for (int r = 0; r < p; r++) {
-        if (ucoll__ctx_create_sim(r, p, &ucoll__net_sim, net, &ctx[r]) != UCOLL_OK) {
-            fprintf(stderr, "cannot create simulated rank %d\n", r);
-            exit(1);
-        }
-        ucoll__exec_set_dry(ctx[r], 1);
-    }
     /* ranks 0 and p/2 as a sample of the work, to skip the hopeless */
     {
+        ucoll_simnet_t *net;
+        ucoll_ctx_t *c;
         double est = 0;
+
+        if (ucoll__simnet_create(p, &sp, &net) != UCOLL_OK) {
+            return -1;
+        }
         for (int k = 0; k < 2; k++) {
             int r = k ? p / 2 : 0;
+            size_t msgs0, r0;
             ucoll_sched_t *s;
-            ucoll__sched_create(ctx[r]->world, 0, &s);
+
+            if (ucoll__ctx_create_sim(r, p, &ucoll__net_sim, net, &c) != UCOLL_OK) {
+                return -1;
+            }
+            ucoll__sched_create(c->world, 0, &s);
             al->build(s, &a, &prm);
             msgs0 = sched_messages(s, &r0);
             ucoll__sched_destroy(s);
+            ucoll__ctx_destroy_sim(c);
             est += (double)UCOLL_MAX(msgs0, r0) * (k ? p - 1 : 1);
         }
+        ucoll__simnet_destroy(net);
         if (est > MAX_MESSAGES) {
             printf("%-22s %-16s %8d %10zu   (skipped: ~%.1e messages)\n",
                    ucoll__coll_name(st->coll), al->id, p, st->bytes, est);
-            goto out;
+            free(rcounts);
+            return 0;
         }
     }
     t0 = now();
-    for (int r = 0; r < p; r++) {
-        ucoll_sched_t *s;
-        size_t nr;
-        req[r].ctx = ctx[r];
-        req[r].kind = UCOLL_REQ_COLL;
-        if (ucoll__sched_create(ctx[r]->world, 0, &s) != UCOLL_OK ||
-            (st_rc = al->build(s, &a, &prm)) != UCOLL_OK) {
-            fprintf(stderr, "building rank %d failed\n", r);
-            exit(1);
-        }
-        sched_messages(s, &nr);
-        rounds = UCOLL_MAX(rounds, nr);
-        ucoll__sched_start(s, &req[r]);
-    }
-    while ((c = ucoll__simnet_advance(net)) != NULL) {
-        ucoll__exec_progress(c);
-    }
-    for (int r = 0; r < p; r++) {
-        incomplete += !req[r].complete;
-    }
-    ucoll__simnet_stats(net, &stats);
+    sim_pass(st, al, p, &prm, &sp, &a, &sim);
+    sim_pass(st, al, p, &prm, &unit, &a, &hops);
     formula = al->cost ? al->cost(&a, p, &prm, &st->m) : 0;
-    printf("%-22s %-16s %8d %10zu %7zu %11zu %12.4e %12.4e %7.3f %8.2f%s\n",
-           ucoll__coll_name(st->coll), al->id, p, st->bytes, rounds, stats.messages,
-           ucoll__simnet_max_clock(net), formula,
-           formula > 0 ? ucoll__simnet_max_clock(net) / formula : 0.0, now() - t0,
-           incomplete || ucoll__simnet_unmatched(net) ? "  INCOMPLETE" : "");
+    printf("%-22s %-16s %8d %10zu %7.0f %11zu %9zu %12.4e %12.4e %7.3f %8.2f%s\n",
+           ucoll__coll_name(st->coll), al->id, p, st->bytes, hops.time, sim.messages,
+           sim.max_sends, sim.time, formula, formula > 0 ? sim.time / formula : 0.0, now() - t0,
+           sim.incomplete || hops.incomplete ? "  INCOMPLETE" : "");
     fflush(stdout);
-out:
-    for (int r = 0; r < p; r++) {
-        ucoll__ctx_destroy_sim(ctx[r]);
-    }
-    ucoll__simnet_destroy(net);
-    free(ctx);
-    free(req);
     free(rcounts);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
-    study_t st = {UCOLL_COLL_ALLREDUCE, 1 << 20, {0}};
+    study_t st = {UCOLL_COLL_ALLREDUCE, 1 << 20, {0}, {0}};
+    ucoll_config_t cfg;
     const char *algo = NULL;
     char plist[256] = "8,64,1024,10000";
     int opt;
 
     ucoll__model_default(&st.m);
-    while ((opt = getopt(argc, argv, "c:a:m:p:A:B:G:L:kh")) != -1) {
+    /* UCOLL_SEGMENT_SIZE and UCOLL_RADIX as the runtime reads them */
+    if (ucoll__config_read(&cfg) != UCOLL_OK) {
+        return 1;
+    }
+    st.prm.seg_size = cfg.seg_size;
+    st.prm.radix = cfg.radix;
+    ucoll__config_release(&cfg);
+    while ((opt = getopt(argc, argv, "c:a:m:p:A:B:G:L:S:R:kh")) != -1) {
         switch (opt) {
         case 'c': {
             int c;
@@ -279,11 +322,18 @@ int main(int argc, char **argv)
         case 'B': st.m.beta = atof(optarg); break;
         case 'G': st.m.gamma = atof(optarg); break;
         case 'L': st.m.lambda = atof(optarg); break;
+        case 'S':
+            if (ucoll__parse_size(optarg, &st.prm.seg_size) != 0) {
+                fprintf(stderr, "bad segment size %s\n", optarg);
+                return 1;
+            }
+            break;
+        case 'R': st.prm.radix = (unsigned)atoi(optarg); break;
         case 'k': kernels(); return 0;
         default:
             fprintf(stderr,
                     "usage: %s [-c coll] [-a algo] [-m bytes] [-p p1,p2,..] "
-                    "[-A alpha] [-B beta] [-G gamma] [-L lambda] [-k]\n",
+                    "[-A alpha] [-B beta] [-G gamma] [-L lambda] [-S seg] [-R radix] [-k]\n",
                     argv[0]);
             return opt == 'h' ? 0 : 1;
         }
@@ -291,8 +341,12 @@ int main(int argc, char **argv)
     printf("# SIMULATED network (Hockney model): alpha %.3g s, beta %.3g s/B, gamma %.3g s/B, "
            "lambda %.3g s/B\n",
            st.m.alpha, st.m.beta, st.m.gamma, st.m.lambda);
-    printf("%-22s %-16s %8s %10s %7s %11s %12s %12s %7s %8s\n", "# coll", "algorithm", "p", "bytes",
-           "rounds", "messages", "sim_time_s", "formula_s", "ratio", "wall_s");
+    /* the algorithms choose segment size and radix from the simulated model,
+     * as the runtime does from its own */
+    st.prm.model = st.m;
+    printf("%-22s %-16s %8s %10s %7s %11s %9s %12s %12s %7s %8s\n", "# coll", "algorithm", "p",
+           "bytes", "rounds", "messages", "max_sends", "sim_time_s", "formula_s", "ratio",
+           "wall_s");
     for (char *save = NULL, *tok = strtok_r(plist, ",", &save); tok;
          tok = strtok_r(NULL, ",", &save)) {
         int p = atoi(tok);

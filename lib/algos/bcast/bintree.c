@@ -4,8 +4,9 @@
  * (bintree) or segmented (pipe_bintree: segment j+1 comes in while segment
  * j goes to both children).
  *
- * Cost: bintree ≤ 2⌊log2 p⌋(α + mβ); pipe_bintree with n segments
- * ≈ (⌈log2 p⌉ + n - 1)·2(α + sβ).
+ * Cost: bintree U(α + mβ), U the message times on the slowest path (a
+ * second child costs two: 2⌊log2 p⌋ at most, bintree_units); pipe_bintree
+ * with n segments (U + 2(n - 1))(α + sβ).
  */
 #include "bcast.h"
 
@@ -19,10 +20,32 @@ static int depth(int p)
     return d; /* levels below the root */
 }
 
+/* Message times on the slowest path from the root: a parent sends to its
+ * first child, then to its second, so a second child is reached after two.
+ * The path to srank v follows the bits of v + 1 after the leading one
+ * (0: first child, 1: second), so it costs (depth) + (ones among them); the
+ * worst node of each level is the one with the most ones that exists. */
+static int bintree_units(int p)
+{
+    int best = 0;
+
+    for (int d = 1; (1 << d) <= p; d++) {
+        unsigned lo = 1u << d, hi = UCOLL_MIN((unsigned)p, (2u << d) - 1);
+        unsigned q = hi - lo; /* the largest tail of this level */
+        int bits = 0, ones = __builtin_popcount(q);
+
+        while ((q >> bits) != 0) {
+            bits++;
+        }
+        best = UCOLL_MAX(best, d + (q ? UCOLL_MAX(ones, bits - 1) : 0));
+    }
+    return best;
+}
+
 static double bintree_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
                            const ucoll_model_t *m)
 {
-    return 2 * depth(p) * (m->alpha + (double)a->count * a->esize * m->beta);
+    return bintree_units(p) * (m->alpha + (double)a->count * a->esize * m->beta);
 }
 
 static double pipe_bintree_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
@@ -35,7 +58,9 @@ static double pipe_bintree_cost(const ucoll_coll_args_t *a, int p, const ucoll_a
     if (p == 1) {
         return 0;
     }
-    return (depth(p) + UCOLL_MAX(n, 1.0) - 1) * 2 *
+    /* the root sends each segment twice; the last one then takes the
+     * slowest path */
+    return (bintree_units(p) + 2 * (UCOLL_MAX(n, 1.0) - 1)) *
            (m->alpha + (double)UCOLL_MIN(seg, bytes) * m->beta);
 }
 

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The simulator against the cost formulas, where the formula is exact in
+# the Hockney model: the ratio sim/formula within 2%, and rounds as the
+# critical path in messages (ceil(log2 p) for a binomial tree).
+#   sim_formula.sh UCOLL_SIM
+set -uo pipefail
+sim=$1
+fail=0
+A=20e-6 B=1e-10
+# coll algorithm p-list
+checks=(
+  "bcast binomial 64,100,1024"
+  "bcast bintree 64,100,1000,4097"
+  "bcast pipe_bintree 64,100,1000"
+  "bcast twotree 64,1024"
+  "bcast pipeline 64,1024"
+  "bcast scag_rdbl 64,1024"
+  "bcast knomial 64,1024"
+  "allreduce knomial 64,1024,4096"
+  "allreduce rdbl 64,1024"
+  "allreduce rabenseifner 64,1024"
+  "allreduce ring 64"
+  "reduce binomial 64,1024"
+)
+for c in "${checks[@]}"; do
+    read -r coll algo plist <<<"$c"
+    out=$("$sim" -c "$coll" -a "$algo" -m 1m -p "$plist" -A $A -B $B) || { echo "FAIL: $c: ucoll_sim failed"; fail=1; continue; }
+    while read -r _ al p _ rounds _ _ _ _ ratio _ rest; do
+        if [ -n "$rest" ] || awk -v r="$ratio" 'BEGIN { exit !(r < 0.98 || r > 1.02) }'; then
+            echo "FAIL: $coll $al p=$p: sim/formula $ratio $rest"; fail=1
+        else
+            echo "ok: $coll $al p=$p: sim/formula $ratio, rounds $rounds"
+        fi
+        if [ "$al" = binomial ] && [ "$coll" = bcast ]; then
+            want=$(awk -v p="$p" 'BEGIN { r = 0; while (2 ^ r < p) r++; print r }')
+            [ "$rounds" = "$want" ] || { echo "FAIL: binomial p=$p: rounds $rounds, expected $want"; fail=1; }
+        fi
+    done < <(echo "$out" | grep -v '^#')
+done
+# segment size and radix from the environment, as the runtime reads them
+a=$("$sim" -c bcast -a pipeline -m 1m -p 64 -A $A -B $B | awk '!/^#/ { print $6 }')
+b=$(UCOLL_SEGMENT_SIZE=8k "$sim" -c bcast -a pipeline -m 1m -p 64 -A $A -B $B | awk '!/^#/ { print $6 }')
+[ "$b" = $((128 * 63)) ] && [ "$a" != "$b" ] || { echo "FAIL: UCOLL_SEGMENT_SIZE=8k: $b messages (model: $a)"; fail=1; }
+c=$(UCOLL_RADIX=8 "$sim" -c bcast -a knomial -m 1k -p 64 -A $A -B $B | awk '!/^#/ { print $5 }')
+[ "$c" = 14 ] || { echo "FAIL: UCOLL_RADIX=8 knomial at p=64: rounds $c, expected 14 (2 levels of 7 sends)"; fail=1; }
+[ $fail = 0 ] && echo "ok: simulator agrees with the formulas"
+exit $fail
