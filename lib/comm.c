@@ -4,6 +4,7 @@
  */
 #include "core.h"
 #include "algos/algos.h"
+#include "transport/bootstrap.h"
 
 #include <string.h>
 
@@ -20,6 +21,34 @@ int ucoll_comm_rank(const ucoll_comm_t *comm)
 int ucoll_comm_size(const ucoll_comm_t *comm)
 {
     return comm ? comm->size : UCOLL_ERR_ARG;
+}
+
+/* Whether comm's members live on more than one node. Every member computes
+ * the same answer from the launcher's locality (each member of a node
+ * knows the same list of its node's ranks), so selection that depends on it
+ * agrees. Without locality every rank is its own node; a simulated context
+ * is one node. */
+static int spans_nodes(const ucoll_ctx_t *ctx, const ucoll_comm_t *comm)
+{
+    const ucoll_boot_t *b = ctx->boot;
+
+    if (b == NULL || comm->size == 1) {
+        return 0;
+    }
+    if (!b->locality_known || b->local_peers == NULL) {
+        return 1;
+    }
+    for (int r = 0; r < comm->size; r++) {
+        int w = ucoll__comm_world_rank(comm, r), local = 0;
+
+        for (int i = 0; i < b->local_size && !local; i++) {
+            local = b->local_peers[i] == w;
+        }
+        if (!local) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 int ucoll__comm_create(ucoll_ctx_t *ctx, uint32_t id, int rank, int size, const int *world_ranks,
@@ -42,6 +71,7 @@ int ucoll__comm_create(ucoll_ctx_t *ctx, uint32_t id, int rank, int size, const 
     comm->id = id;
     comm->rank = rank;
     comm->size = size;
+    comm->spans_nodes = spans_nodes(ctx, comm);
     ucoll_list_add_tail(&ctx->comms, &comm->link);
     if (id >= ctx->next_comm_id) {
         ctx->next_comm_id = id + 1;

@@ -41,6 +41,7 @@ struct ucoll_comm {
     int *world;        /* world rank of each rank; NULL for the world itself */
     uint32_t coll_seq; /* collective calls so far: the tag of the next one */
     int wired;         /* an endpoint to every member exists (first ANY_SOURCE) */
+    int spans_nodes;   /* members on more than one node (or locality unknown) */
     void *coll_cache;  /* sealed schedules by call shape (lib/algos/algos.c) */
     ucoll_list_t link; /* in ctx->comms */
 };

@@ -5,11 +5,21 @@
  *   ucoll_info -c   every UCOLL_* setting: type, default, help
  *   ucoll_info -t   UCX transports and devices this machine would use
  *   ucoll_info -a   collective algorithms by operation
+ *   ucoll_info --explain OP BYTES [-p N] [-A alpha] [-B beta] [-G gamma]
+ *              [-W wake] [-S seg] [-R radix] [--net]
+ *                   the ranking the default selection makes for one call
+ *                   (float32 sum, root 0), from the same code as the
+ *                   runtime, on a simulated communicator of N ranks: the
+ *                   UCOLL_* settings apply (forced algorithms, tuning file),
+ *                   the flags replace the model's parameters; --net takes
+ *                   the communicator as spanning nodes (the tuning file's
+ *                   network model); -W > 0 as oversubscribed.
  */
 #include "algos/algos.h"
 #include "config.h"
 #include "core.h"
 #include "topo.h"
+#include "transport/simnet.h"
 #include "transport/tl.h"
 
 #include <hwloc.h>
@@ -23,10 +33,13 @@
 static void usage(FILE *out)
 {
     fprintf(out, "usage: ucoll_info [-v] [-c] [-t] [-a]\n"
+                 "       ucoll_info --explain OP BYTES [-p N] [-A alpha] [-B beta] [-G gamma]\n"
+                 "                  [-W wake] [-S seg] [-R radix] [--net]\n"
                  "  -v  versions of ucoll, UCX, PMIx and hwloc\n"
                  "  -c  every UCOLL_* setting with its type, default and help\n"
                  "  -t  UCX transports and devices ucoll would use on this machine\n"
-                 "  -a  collective algorithms of every operation\n");
+                 "  -a  collective algorithms of every operation\n"
+                 "  --explain  the default selection's ranking for one call, predicted times\n");
 }
 
 static void print_versions(void)
@@ -89,9 +102,132 @@ static void print_algorithms(void)
     }
 }
 
+static int explain(int argc, char **argv)
+{
+    ucoll_simnet_params_t sp = {0};
+    ucoll_coll_args_t a = {0};
+    ucoll_simnet_t *net = NULL;
+    ucoll_ctx_t *ctx = NULL;
+    size_t bytes, *counts = NULL, *displs = NULL;
+    double alpha = -1, beta = -1, gamma = -1, wake = -1;
+    int p = 4, c, rc = 2, spans = 0;
+    char *seg = NULL, *radix = NULL;
+
+    if (argc < 4) {
+        usage(stderr);
+        return 2;
+    }
+    for (c = 0; c < UCOLL_COLL_LAST; c++) {
+        if (strcmp(argv[2], ucoll__coll_name((ucoll_coll_t)c)) == 0) {
+            break;
+        }
+    }
+    if (c == UCOLL_COLL_LAST || ucoll__parse_size(argv[3], &bytes) != 0) {
+        fprintf(stderr, "ucoll_info --explain: '%s' is not an operation or '%s' not a size\n",
+                argv[2], argv[3]);
+        return 2;
+    }
+    for (int i = 4; i < argc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+        if (!strcmp(o, "--net")) {
+            spans = 1;
+            continue;
+        }
+        if (v == NULL) {
+            fprintf(stderr, "ucoll_info --explain: %s needs a value\n", o);
+            return 2;
+        }
+        i++;
+        if (!strcmp(o, "-p")) {
+            p = atoi(v);
+        } else if (!strcmp(o, "-A")) {
+            alpha = atof(v);
+        } else if (!strcmp(o, "-B")) {
+            beta = atof(v);
+        } else if (!strcmp(o, "-G")) {
+            gamma = atof(v);
+        } else if (!strcmp(o, "-W")) {
+            wake = atof(v);
+        } else if (!strcmp(o, "-S")) {
+            seg = (char *)v;
+        } else if (!strcmp(o, "-R")) {
+            radix = (char *)v;
+        } else {
+            fprintf(stderr, "ucoll_info --explain: unknown option %s\n", o);
+            return 2;
+        }
+    }
+    if (p < 1 || p > (1 << 24)) {
+        fprintf(stderr, "ucoll_info --explain: -p %d out of range\n", p);
+        return 2;
+    }
+    /* the selection's own settings, with the flags on top */
+    if (seg) {
+        setenv("UCOLL_SEGMENT_SIZE", seg, 1);
+    }
+    if (radix) {
+        setenv("UCOLL_RADIX", radix, 1);
+    }
+    if (ucoll__simnet_create(p, &sp, &net) != UCOLL_OK ||
+        ucoll__ctx_create_sim(0, p, &ucoll__net_sim, net, &ctx) != UCOLL_OK) {
+        fprintf(stderr, "ucoll_info --explain: cannot create a communicator of %d ranks\n", p);
+        goto out;
+    }
+    ctx->cfg.model_alpha = alpha >= 0 ? alpha : ctx->cfg.model_alpha;
+    ctx->cfg.model_beta = beta >= 0 ? beta : ctx->cfg.model_beta;
+    ctx->cfg.model_gamma = gamma >= 0 ? gamma : ctx->cfg.model_gamma;
+    if (wake > 0) {
+        ctx->oversub = 1;
+        ctx->cfg.model_oversub_alpha = wake;
+    }
+    ctx->world->spans_nodes = spans;
+    counts = calloc((size_t)p, sizeof(size_t));
+    displs = calloc((size_t)p, sizeof(size_t));
+    if (counts == NULL || displs == NULL) {
+        goto out;
+    }
+    a.coll = (ucoll_coll_t)c;
+    a.dt = UCOLL_FLOAT32;
+    a.op = UCOLL_SUM;
+    a.esize = 4;
+    a.sbuf = (void *)(uintptr_t)4096; /* never touched: nothing runs */
+    a.rbuf = (void *)(uintptr_t)(1 << 30);
+    a.count = bytes / 4;
+    if (c == UCOLL_COLL_REDUCE_SCATTER_BLOCK || c == UCOLL_COLL_REDUCE_SCATTER) {
+        a.count = bytes / 4 / (size_t)p;
+    }
+    for (int r = 0; r < p; r++) {
+        counts[r] = a.count;
+        displs[r] = (size_t)r * a.count;
+    }
+    a.scount = a.rcount = a.count;
+    a.scounts = a.rcounts = counts;
+    a.sdispls = a.rdispls = displs;
+    if (c != UCOLL_COLL_REDUCE_SCATTER && c != UCOLL_COLL_GATHERV && c != UCOLL_COLL_SCATTERV &&
+        c != UCOLL_COLL_ALLGATHERV && c != UCOLL_COLL_ALLTOALLV) {
+        a.scounts = a.rcounts = a.sdispls = a.rdispls = NULL;
+    }
+    rc = ucoll__algo_explain(ctx->world, &a, stdout) == UCOLL_OK ? 0 : 1;
+out:
+    if (ctx) {
+        ucoll__ctx_destroy_sim(ctx);
+    }
+    if (net) {
+        ucoll__simnet_destroy(net);
+    }
+    free(counts);
+    free(displs);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     int opt, rc = 0, any = 0;
+
+    if (argc > 1 && strcmp(argv[1], "--explain") == 0) {
+        return explain(argc, argv);
+    }
 
     while ((opt = getopt(argc, argv, "vctah")) != -1) {
         any = 1;

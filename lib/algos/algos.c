@@ -55,12 +55,27 @@ void ucoll__model_default(ucoll_model_t *m)
  * once per round, so a round of several messages sent together costs one
  * wake, not one per message (measured at p = 4 on 2 cores, yield waiting:
  * the one-round radix-4 barrier 9.4 us, the two-round dissemination 13.4). */
-static void ctx_model(const ucoll_ctx_t *ctx, ucoll_model_t *m)
+typedef struct tune tune_t;
+static tune_t *tune_load(ucoll_ctx_t *ctx);
+static void tune_model(const tune_t *t, int net, ucoll_model_t *m);
+
+static void ctx_model(ucoll_comm_t *comm, ucoll_model_t *m)
 {
+    ucoll_ctx_t *ctx = comm->ctx;
+
     ucoll__model_default(m);
     m->alpha = ctx->cfg.model_alpha;
     m->beta = ctx->cfg.model_beta;
     m->gamma = ctx->cfg.model_gamma;
+    /* measured parameters (ucoll_tune --calibrate) replace the settings'
+     * for the kind of path this communicator's messages take */
+    if (ctx->cfg.tune_file && ctx->cfg.tune_file[0]) {
+        tune_t *t = tune_load(ctx);
+
+        if (t) {
+            tune_model(t, comm->spans_nodes, m);
+        }
+    }
     if (ctx->oversub) {
         m->alpha += ctx->cfg.model_oversub_alpha;
         m->wake = ctx->cfg.model_oversub_alpha;
@@ -177,9 +192,16 @@ typedef struct tune_rule {
     unsigned radix;
 } tune_rule_t;
 
+/* A model line of the tuning file (ucoll_tune --calibrate writes them):
+ * "model:alpha=A:beta=B:gamma=G:lambda=L" for communicators inside one
+ * node, "model.net:..." for those that span nodes. */
+enum { TUNE_MODEL_NODE, TUNE_MODEL_NET };
+
 typedef struct tune {
     tune_rule_t *rules;
     size_t n;
+    int has_model[2];
+    ucoll_model_t model[2]; /* fields left 0 keep the settings' values */
 } tune_t;
 
 static void tune_free(void *arg)
@@ -248,6 +270,61 @@ static int tune_parse_word(char *w, tune_rule_t *r)
     return r->algo[0] ? 0 : -1;
 }
 
+static void tune_model(const tune_t *t, int net, ucoll_model_t *m)
+{
+    int k = net ? TUNE_MODEL_NET : TUNE_MODEL_NODE;
+    const ucoll_model_t *f = &t->model[k];
+
+    if (!t->has_model[k]) {
+        return;
+    }
+    m->alpha = f->alpha > 0 ? f->alpha : m->alpha;
+    m->beta = f->beta > 0 ? f->beta : m->beta;
+    m->gamma = f->gamma > 0 ? f->gamma : m->gamma;
+    m->lambda = f->lambda > 0 ? f->lambda : m->lambda;
+}
+
+/* "model[.net]:key=value:..." into t; 0, or -1 when it is not a model line
+ * or does not parse. */
+static int tune_parse_model(char *w, tune_t *t)
+{
+    char *save = NULL, *f = strtok_r(w, ":", &save);
+    int k;
+    ucoll_model_t m = {0};
+
+    if (f == NULL || (strcmp(f, "model") != 0 && strcmp(f, "model.net") != 0)) {
+        return -1;
+    }
+    k = strcmp(f, "model") == 0 ? TUNE_MODEL_NODE : TUNE_MODEL_NET;
+    while ((f = strtok_r(NULL, ":", &save)) != NULL) {
+        char *eq = strchr(f, '='), *end;
+        double v;
+
+        if (eq == NULL) {
+            return -1;
+        }
+        *eq = '\0';
+        v = strtod(eq + 1, &end);
+        if (*end != '\0' || !(v >= 0 && v < 1)) {
+            return -1;
+        }
+        if (!strcmp(f, "alpha")) {
+            m.alpha = v;
+        } else if (!strcmp(f, "beta")) {
+            m.beta = v;
+        } else if (!strcmp(f, "gamma")) {
+            m.gamma = v;
+        } else if (!strcmp(f, "lambda")) {
+            m.lambda = v;
+        } else {
+            return -1;
+        }
+    }
+    t->model[k] = m;
+    t->has_model[k] = 1;
+    return 0;
+}
+
 static tune_t *tune_load(ucoll_ctx_t *ctx)
 {
     tune_t *t = ucoll__exec_sel_state(ctx);
@@ -278,6 +355,13 @@ static tune_t *tune_load(ucoll_ctx_t *ctx)
             tune_rule_t r;
             char word[256];
             snprintf(word, sizeof(word), "%s", w);
+            if (strncmp(word, "model", 5) == 0) {
+                if (tune_parse_model(word, t) != 0) {
+                    ucoll_warn("%s:%d: cannot parse model '%s'; ignored", ctx->cfg.tune_file,
+                               lineno, w);
+                }
+                continue;
+            }
             if (tune_parse_word(word, &r) != 0) {
                 ucoll_warn("%s:%d: cannot parse rule '%s'; ignored", ctx->cfg.tune_file, lineno, w);
                 continue;
@@ -306,6 +390,15 @@ static int algo_can_serve(const ucoll_algo_t *al, const ucoll_coll_args_t *a, in
     return al->can_serve == NULL || al->can_serve(a, p);
 }
 
+static double algo_cost(const ucoll_algo_t *al, const ucoll_coll_args_t *a, int p,
+                        const ucoll_algo_params_t *prm, const ucoll_model_t *m)
+{
+    return al->cost ? al->cost(a, p, prm, m) : 1e30;
+}
+
+static void explain_ranking(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
+                            const ucoll_algo_params_t *prm, const ucoll_model_t *m, FILE *f);
+
 const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
                                        ucoll_algo_params_t *prm_p)
 {
@@ -321,7 +414,7 @@ const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args
 
     prm_p->seg_size = ctx->cfg.seg_size;
     prm_p->radix = ctx->cfg.radix;
-    ctx_model(ctx, &m);
+    ctx_model(comm, &m);
     prm_p->model = m;
     if (reg == NULL || reg[0] == NULL) {
         return NULL;
@@ -364,7 +457,7 @@ const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args
         if (!algo_can_serve(al, a, p)) {
             continue;
         }
-        t = al->cost ? al->cost(a, p, prm_p, &m) : 1e30;
+        t = algo_cost(al, a, p, prm_p, &m);
         if (best == NULL || t < best_t) {
             best = al;
             best_t = t;
@@ -373,8 +466,95 @@ const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args
     if (best) {
         ucoll_debug("%s: %s (model: %.3g us), %zu bytes, p %d", cname, best->id, best_t * 1e6,
                     bytes, p);
+        if (ucoll__log_level >= UCOLL_LOG_DEBUG) {
+            explain_ranking(comm, a, prm_p, &m, NULL);
+        }
     }
     return best;
+}
+
+static int rank_cmp(const void *x, const void *y)
+{
+    const ucoll_algo_rank_t *a = x, *b = y;
+
+    if (a->serves != b->serves) {
+        return b->serves - a->serves;
+    }
+    return (a->t > b->t) - (a->t < b->t);
+}
+
+int ucoll__algo_rank(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_algo_rank_t *out,
+                     int max)
+{
+    const ucoll_algo_t *const *reg = ucoll__algos(a->coll);
+    ucoll_algo_params_t prm;
+    ucoll_model_t m;
+    int n = 0;
+
+    prm.seg_size = comm->ctx->cfg.seg_size;
+    prm.radix = comm->ctx->cfg.radix;
+    ctx_model(comm, &m);
+    prm.model = m;
+    for (; reg && *reg && n < max; reg++, n++) {
+        out[n].al = *reg;
+        out[n].serves = algo_can_serve(*reg, a, comm->size);
+        out[n].t = out[n].serves ? algo_cost(*reg, a, comm->size, &prm, &m) : 0;
+    }
+    qsort(out, (size_t)n, sizeof(*out), rank_cmp);
+    return n;
+}
+
+/* The model's ranking of every algorithm for the call, to f (NULL: the
+ * debug log), with the selection's inputs. */
+static void explain_ranking(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
+                            const ucoll_algo_params_t *prm, const ucoll_model_t *m, FILE *f)
+{
+    ucoll_algo_rank_t rk[64];
+    int n = ucoll__algo_rank(comm, a, rk, 64);
+    char seg[32] = "model", radix[32] = "model";
+
+    if (prm->seg_size) {
+        snprintf(seg, sizeof(seg), "%zu", prm->seg_size);
+    }
+    if (prm->radix) {
+        snprintf(radix, sizeof(radix), "%u", prm->radix);
+    }
+    for (int i = 0; i < n; i++) {
+        char line[160];
+
+        if (rk[i].serves) {
+            snprintf(line, sizeof(line), "%2d. %-16s %12.3f us%s", i + 1, rk[i].al->id,
+                     rk[i].t * 1e6, rk[i].al->cost ? "" : " (not modelled)");
+        } else {
+            snprintf(line, sizeof(line), "    %-16s %12s", rk[i].al->id, "cannot serve");
+        }
+        if (f) {
+            fprintf(f, "  %s  %s\n", line, rk[i].al->desc ? rk[i].al->desc : "");
+        } else {
+            ucoll_debug("  %s", line);
+        }
+    }
+    if (f) {
+        fprintf(f,
+                "model: alpha %.3g s, beta %.3g s/B, gamma %.3g s/B, lambda %.3g s/B, wake %.3g s; "
+                "segment size %s, radix %s\n",
+                m->alpha, m->beta, m->gamma, m->lambda, m->wake, seg, radix);
+    }
+}
+
+int ucoll__algo_explain(ucoll_comm_t *comm, const ucoll_coll_args_t *a, FILE *f)
+{
+    ucoll_algo_params_t prm;
+    const ucoll_algo_t *al = ucoll__algo_select(comm, a, &prm);
+
+    if (al == NULL) {
+        return UCOLL_ERR_UNSUPPORTED;
+    }
+    fprintf(f, "%s of %zu bytes on %d ranks (%s): the default selection takes %s\n",
+            ucoll__coll_name(a->coll), ucoll__coll_bytes(a, comm->size), comm->size,
+            comm->spans_nodes ? "across nodes" : "one node", al->id);
+    explain_ranking(comm, a, &prm, &prm.model, f);
+    return UCOLL_OK;
 }
 
 /* ---- the schedule cache ------------------------------------------------

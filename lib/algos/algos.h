@@ -12,6 +12,8 @@
 #define UCOLL_ALGOS_H
 
 #include "core.h"
+
+#include <stdio.h>
 #include "progress/sched.h"
 
 /* Everything a collective call said, normalised by the API entry point. */
@@ -88,6 +90,22 @@ extern const ucoll_algo_t *const ucoll__alltoallv_algos[];
  * else the cheapest by the model. Logs the choice at debug level. */
 const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
                                        ucoll_algo_params_t *prm_p);
+
+/* One line of the model's ranking for a call. */
+typedef struct ucoll_algo_rank {
+    const ucoll_algo_t *al;
+    int serves; /* can_serve */
+    double t;   /* predicted seconds (1e30: not modelled); 0 when it cannot serve */
+} ucoll_algo_rank_t;
+
+/* Every algorithm of the call's operation (at most max), ranked by the
+ * model selection uses for comm: those that can serve first, fastest
+ * first. Returns how many were written. */
+int ucoll__algo_rank(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_algo_rank_t *out,
+                     int max);
+/* Print what the default selection does for the call on comm (forced
+ * algorithm, tuning rule or model) and the model's ranking. */
+int ucoll__algo_explain(ucoll_comm_t *comm, const ucoll_coll_args_t *a, FILE *f);
 
 /* Build and start a collective: select, build the schedule, start it, and
  * hand back the request. Used by every ucoll_i<op> entry point. */
