@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# ucoll_tune under a launcher: the calibration writes a model line that the
+# runtime then uses (ucoll_info --explain shows it), the sweep writes rules
+# that parse and cover every size, and a job runs with the file.
+#   tune.sh UCOLLRUN UCOLL_TUNE UCOLL_INFO COLL_PROGRAM
+set -uo pipefail
+ucollrun=$1 tune=$2 info=$3 prog=$4
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+f=$tmp/tune.txt
+"$ucollrun" -n 2 --timeout 120 "$tune" --calibrate -o "$f" || { echo "FAIL: calibrate"; exit 1; }
+"$ucollrun" -n 3 --timeout 200 "$tune" bcast,allreduce,barrier --max-size 4k --iters 20 -o "$f" ||
+    { echo "FAIL: sweep"; exit 1; }
+cat "$f"
+alpha=$(sed -n 's/^model:alpha=\([^:]*\):.*/\1/p' "$f")
+[ -n "$alpha" ] || { echo "FAIL: no model line"; fail=1; }
+out=$(UCOLL_TUNE_FILE=$f "$info" --explain allreduce 8 -p 2 2>&1)
+echo "$out" | grep -q "alpha $(printf '%.3g' "$alpha") s" ||
+    { echo "$out"; echo "FAIL: the runtime does not use the calibrated alpha $alpha"; fail=1; }
+for op in bcast allreduce barrier; do
+    grep -q "^$op:0-.*:np=3-3" "$f" || { echo "FAIL: no $op rule from 0"; fail=1; }
+    grep -q "^$op:[0-9]*-inf:" "$f" || { echo "FAIL: no $op rule to inf"; fail=1; }
+done
+UCOLL_TUNE_FILE=$f UCOLL_LOG_LEVEL=warn "$ucollrun" -n 3 --timeout 120 "$prog" 300 >"$tmp/out" 2>&1
+if [ $? != 0 ] || grep -q "cannot parse" "$tmp/out" || [ "$(grep -c ', 0 failed' "$tmp/out")" != 3 ]; then
+    cat "$tmp/out"; echo "FAIL: a job with the tuning file"; fail=1
+fi
+[ $fail = 0 ] && echo "ok: ucoll_tune"
+exit $fail

@@ -1,0 +1,574 @@
+/*
+ * ucoll_tune: measure this job and write a tuning file (UCOLL_TUNE_FILE).
+ *
+ *   ucoll_tune --calibrate [-o FILE]
+ *       Fit the model to this job: alpha and beta from a ping-pong of rank 0
+ *       with a rank of its node and with one of another node (when there
+ *       is one), over sizes; gamma (float32 sum) and lambda (memcpy) from
+ *       timed kernels. Writes "model:" (inside a node) and "model.net:"
+ *       (across nodes) lines.
+ *   ucoll_tune OP[,OP...] [-o FILE] [--min-size B] [--max-size B] [--iters N]
+ *       Run every algorithm of each operation that can serve, over sizes
+ *       (powers of 4), three times in alternation (medians), with the default parameters and, for the fastest,
+ *       a few segment sizes and radices; write rules (op, size range, this
+ *       p -> algorithm and parameters) with the measured times as comments,
+ *       and print the default selection's time against the best.
+ * Both append to FILE (default ucoll-tune.txt); run them under a launcher,
+ * e.g. ucollrun -n 4 ucoll_tune --calibrate && ucollrun -n 4 ucoll_tune
+ * bcast,allreduce, then export UCOLL_TUNE_FILE=$PWD/ucoll-tune.txt. Every
+ * rank of a job must see the same file (ucoll_init checks).
+ *
+ * Times are the slowest rank's mean over the iterations, collected with
+ * point-to-point messages (a collective would run the algorithm under test).
+ */
+#include "algos/algos.h"
+#include "core.h"
+#include "dtype.h"
+#include "transport/bootstrap.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_SIZES 32
+#define TAG_TIME  77
+#define REPS      3 /* measurements of each candidate, median taken */
+
+static int rank, size;
+
+static double now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* The slowest rank's value, at rank 0 (others get their own back). */
+static double max_at_root(ucoll_comm_t *w, double mine)
+{
+    double v = mine, o;
+
+    if (rank == 0) {
+        for (int r = 1; r < size; r++) {
+            ucoll_recv(&o, 1, UCOLL_FLOAT64, r, TAG_TIME, w, NULL);
+            v = UCOLL_MAX(v, o);
+        }
+    } else {
+        ucoll_send(&mine, 1, UCOLL_FLOAT64, 0, TAG_TIME, w);
+    }
+    return v;
+}
+
+/* ---- calibration ------------------------------------------------------- */
+
+/* Half round trip of bytes between rank 0 and peer, median of 5 batches. */
+static double pingpong(ucoll_comm_t *w, int peer, char *buf, size_t bytes)
+{
+    int iters = bytes >= ((size_t)1 << 20) ? 20 : bytes >= 65536 ? 100 : 1000;
+    double batch[5];
+
+    for (int b = 0; b < 5; b++) {
+        double t0 = now();
+
+        for (int i = 0; i < iters + (b == 0 ? iters / 10 : 0); i++) {
+            if (rank == 0) {
+                ucoll_send(buf, bytes, UCOLL_BYTE, peer, 1, w);
+                ucoll_recv(buf, bytes, UCOLL_BYTE, peer, 1, w, NULL);
+            } else {
+                ucoll_recv(buf, bytes, UCOLL_BYTE, 0, 1, w, NULL);
+                ucoll_send(buf, bytes, UCOLL_BYTE, 0, 1, w);
+            }
+        }
+        batch[b] = (now() - t0) / (2.0 * (iters + (b == 0 ? iters / 10 : 0)));
+    }
+    qsort(batch, 5, sizeof(double), cmp_double);
+    return batch[2];
+}
+
+/* alpha and beta of the path between rank 0 and peer: beta from the slope
+ * between the two largest sizes (where start-up is noise), alpha the
+ * median over the small sizes of time - bytes * beta. */
+static void fit_path(ucoll_comm_t *w, int peer, double *alpha, double *beta, FILE *f)
+{
+    static const size_t sizes[] = {8, 64, 512, 4096, 32768, 262144, 1 << 20, 4 << 20};
+    enum { N = sizeof(sizes) / sizeof(sizes[0]) };
+    double t[N], small[4];
+    char *buf = calloc(1, sizes[N - 1]);
+
+    for (int i = 0; i < N; i++) {
+        ucoll_barrier(w);
+        t[i] = (rank == 0 || rank == peer) ? pingpong(w, peer, buf, sizes[i]) : 0;
+    }
+    free(buf);
+    *beta = UCOLL_MAX((t[N - 1] - t[N - 2]) / (double)(sizes[N - 1] - sizes[N - 2]), 1e-13);
+    for (int i = 0; i < 4; i++) {
+        small[i] = UCOLL_MAX(t[i] - (double)sizes[i] * *beta, 1e-8);
+    }
+    qsort(small, 4, sizeof(double), cmp_double);
+    *alpha = (small[1] + small[2]) / 2;
+    if (f) {
+        fprintf(f, "# ping-pong rank 0 <-> %d, half round trip:", peer);
+        for (int i = 0; i < N; i++) {
+            fprintf(f, " %zuB %.3gus", sizes[i], t[i] * 1e6);
+        }
+        fprintf(f, "\n");
+    }
+}
+
+/* Seconds per byte of a float32 sum and of memcpy over 1 MiB (out of the
+ * first-level caches, as collectives of that size see them). */
+static void kernels(double *gamma, double *lambda)
+{
+    size_t bytes = 1 << 20, n = bytes / 4;
+    float *a = malloc(bytes), *b = malloc(bytes);
+    double g = 1e30, l = 1e30;
+
+    for (size_t i = 0; i < n; i++) {
+        a[i] = 1.0f;
+        b[i] = 2.0f;
+    }
+    for (int rep = 0; rep < 7; rep++) {
+        double t0 = now();
+
+        for (int k = 0; k < 20; k++) {
+            ucoll__reduce(a, a, b, n, UCOLL_FLOAT32, UCOLL_SUM);
+        }
+        g = UCOLL_MIN(g, (now() - t0) / 20 / (double)bytes);
+        t0 = now();
+        for (int k = 0; k < 20; k++) {
+            memcpy(a, b, bytes);
+        }
+        l = UCOLL_MIN(l, (now() - t0) / 20 / (double)bytes);
+    }
+    free(a);
+    free(b);
+    *gamma = g;
+    *lambda = l;
+}
+
+static int calibrate(ucoll_ctx_t *ctx, FILE *f)
+{
+    ucoll_comm_t *w = ucoll_comm_world(ctx);
+    const ucoll_boot_t *b = ctx->boot;
+    int local = -1, remote = -1;
+    double al = 0, bl = 0, an = 0, bn = 0, g, l;
+
+    if (size < 2) {
+        fprintf(stderr, "ucoll_tune --calibrate: run it on 2 or more ranks (a launcher)\n");
+        return 1;
+    }
+    /* a peer of rank 0's node and one of another node: the same answer on
+     * every rank, from rank 0's view (broadcast) */
+    if (rank == 0) {
+        for (int r = 1; r < size; r++) {
+            int same = 0;
+
+            for (int i = 0; b->locality_known && i < b->local_size; i++) {
+                same |= b->local_peers[i] == r;
+            }
+            if (same && local < 0) {
+                local = r;
+            } else if (!same && remote < 0) {
+                remote = r;
+            }
+        }
+    }
+    {
+        int pr[2] = {local, remote};
+
+        ucoll_bcast(pr, 2, UCOLL_INT32, 0, w);
+        local = pr[0];
+        remote = pr[1];
+    }
+    if (local > 0) {
+        fit_path(w, local, &al, &bl, rank == 0 ? f : NULL);
+    }
+    if (remote > 0) {
+        fit_path(w, remote, &an, &bn, rank == 0 ? f : NULL);
+    }
+    kernels(&g, &l);
+    g = max_at_root(w, g);
+    l = max_at_root(w, l);
+    if (rank == 0) {
+        if (local > 0) {
+            fprintf(f, "model:alpha=%.4g:beta=%.4g:gamma=%.4g:lambda=%.4g\n", al, bl, g, l);
+            printf("inside a node:  alpha %.3g us, beta %.3g ns/B (%.2f GB/s), gamma %.3g ns/B, "
+                   "lambda %.3g ns/B\n",
+                   al * 1e6, bl * 1e9, 1e-9 / bl, g * 1e9, l * 1e9);
+        }
+        if (remote > 0) {
+            fprintf(f, "model.net:alpha=%.4g:beta=%.4g:gamma=%.4g:lambda=%.4g\n", an, bn, g, l);
+            printf("across nodes:   alpha %.3g us, beta %.3g ns/B (%.2f GB/s)\n", an * 1e6,
+                   bn * 1e9, 1e-9 / bn);
+        }
+        if (local < 0 && remote < 0) {
+            printf("no peer measured\n");
+        }
+    }
+    return 0;
+}
+
+/* ---- algorithm sweep ----------------------------------------------------- */
+
+typedef struct {
+    ucoll_coll_t coll;
+    char *sbuf, *rbuf;
+    size_t cap;
+} sweep_t;
+
+static int supported(ucoll_coll_t c)
+{
+    switch (c) {
+    case UCOLL_COLL_BARRIER:
+    case UCOLL_COLL_BCAST:
+    case UCOLL_COLL_REDUCE:
+    case UCOLL_COLL_ALLREDUCE:
+    case UCOLL_COLL_GATHER:
+    case UCOLL_COLL_SCATTER:
+    case UCOLL_COLL_ALLGATHER:
+    case UCOLL_COLL_ALLTOALL:
+    case UCOLL_COLL_REDUCE_SCATTER_BLOCK:
+    case UCOLL_COLL_SCAN:
+    case UCOLL_COLL_EXSCAN: return 1;
+    default: return 0;
+    }
+}
+
+/* Elements per call for a vector of bytes (as ucoll_coll_bytes counts). */
+static size_t elems(ucoll_coll_t c, size_t bytes)
+{
+    size_t n = bytes / 4;
+
+    if (c == UCOLL_COLL_REDUCE_SCATTER_BLOCK) {
+        n /= (size_t)size;
+    }
+    return UCOLL_MAX(n, (size_t)1);
+}
+
+static int call(const sweep_t *s, size_t n, ucoll_comm_t *w)
+{
+    switch (s->coll) {
+    case UCOLL_COLL_BARRIER: return ucoll_barrier(w);
+    case UCOLL_COLL_BCAST: return ucoll_bcast(s->rbuf, n, UCOLL_FLOAT32, 0, w);
+    case UCOLL_COLL_REDUCE:
+        return ucoll_reduce(s->sbuf, s->rbuf, n, UCOLL_FLOAT32, UCOLL_SUM, 0, w);
+    case UCOLL_COLL_ALLREDUCE:
+        return ucoll_allreduce(s->sbuf, s->rbuf, n, UCOLL_FLOAT32, UCOLL_SUM, w);
+    case UCOLL_COLL_GATHER: return ucoll_gather(s->sbuf, s->rbuf, n, UCOLL_FLOAT32, 0, w);
+    case UCOLL_COLL_SCATTER: return ucoll_scatter(s->sbuf, s->rbuf, n, UCOLL_FLOAT32, 0, w);
+    case UCOLL_COLL_ALLGATHER: return ucoll_allgather(s->sbuf, s->rbuf, n, UCOLL_FLOAT32, w);
+    case UCOLL_COLL_ALLTOALL: return ucoll_alltoall(s->sbuf, s->rbuf, n, UCOLL_FLOAT32, w);
+    case UCOLL_COLL_REDUCE_SCATTER_BLOCK:
+        return ucoll_reduce_scatter_block(s->sbuf, s->rbuf, n, UCOLL_FLOAT32, UCOLL_SUM, w);
+    case UCOLL_COLL_SCAN: return ucoll_scan(s->sbuf, s->rbuf, n, UCOLL_FLOAT32, UCOLL_SUM, w);
+    case UCOLL_COLL_EXSCAN:
+        return ucoll_exscan(s->sbuf, s->rbuf, n, UCOLL_FLOAT32, UCOLL_SUM, w);
+    default: return UCOLL_ERR_UNSUPPORTED;
+    }
+}
+
+/* Select algo (NULL: the default selection), seg and radix (0: model) on
+ * every rank. */
+static void set_params(ucoll_ctx_t *ctx, ucoll_coll_t c, const char *algo, size_t seg,
+                       unsigned radix)
+{
+    free(ctx->cfg.algo[c]);
+    ctx->cfg.algo[c] = algo ? strdup(algo) : NULL;
+    ctx->cfg.seg_size = seg;
+    ctx->cfg.radix = radix;
+    ucoll__ctx_config_changed(ctx);
+}
+
+/* Slowest rank's mean time per call; < 0 on an error. */
+static double measure(ucoll_ctx_t *ctx, const sweep_t *s, size_t bytes, int iters)
+{
+    ucoll_comm_t *w = ucoll_comm_world(ctx);
+    size_t n = elems(s->coll, bytes);
+    double t0, t;
+    int st = UCOLL_OK;
+
+    for (int i = 0; i < 2 && st == UCOLL_OK; i++) {
+        st = call(s, n, w);
+    }
+    t0 = now();
+    for (int i = 0; i < iters && st == UCOLL_OK; i++) {
+        st = call(s, n, w);
+    }
+    t = st == UCOLL_OK ? (now() - t0) / iters : 1e30;
+    return max_at_root(w, t);
+}
+
+typedef struct {
+    size_t bytes;
+    char algo[32];
+    size_t seg;
+    unsigned radix;
+    double best, dflt;
+    char others[512]; /* the measured times, for the comment */
+} point_t;
+
+static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int iters_opt, FILE *f)
+{
+    ucoll_comm_t *w = ucoll_comm_world(ctx);
+    const ucoll_algo_t *const *reg = ucoll__algos(c);
+    static const size_t segs[] = {16 << 10, 64 << 10, 256 << 10};
+    static const unsigned radices[] = {2, 4, 8};
+    point_t pts[MAX_SIZES];
+    int np = 0;
+    sweep_t s = {c, NULL, NULL, 0};
+
+    s.cap = UCOLL_MAX(hi, (size_t)64) * (size_t)size;
+    s.sbuf = calloc(1, s.cap);
+    s.rbuf = calloc(1, s.cap);
+    if (s.sbuf == NULL || s.rbuf == NULL) {
+        fprintf(stderr, "ucoll_tune: no memory for %zu-byte buffers\n", s.cap);
+        return 1;
+    }
+    if (c == UCOLL_COLL_BARRIER) {
+        hi = lo; /* no size */
+    }
+    for (size_t bytes = lo; bytes <= hi && np < MAX_SIZES; bytes *= 4) {
+        point_t *pt = &pts[np++];
+        int iters = iters_opt ? iters_opt
+                              : (int)UCOLL_MIN(UCOLL_MAX(((size_t)4 << 20) / (bytes * size), 10), 300);
+        size_t len = 0;
+        ucoll_coll_args_t a = {0};
+
+        memset(pt, 0, sizeof(*pt));
+        pt->bytes = bytes;
+        pt->best = 1e30;
+        a.coll = c;
+        a.dt = UCOLL_FLOAT32;
+        a.op = UCOLL_SUM;
+        a.esize = 4;
+        a.count = elems(c, bytes);
+        a.sbuf = s.sbuf;
+        a.rbuf = s.rbuf;
+        /* every algorithm REPS times, in alternation, the median of each:
+         * a machine that drifts moves all of them alike */
+        {
+            double t[64][REPS];
+            int na = 0;
+
+            for (int rep = 0; rep < REPS; rep++) {
+                na = 0;
+                for (const ucoll_algo_t *const *al = reg; al && *al && na < 64; al++, na++) {
+                    t[na][0 + rep] = 1e30;
+                    if ((*al)->can_serve && !(*al)->can_serve(&a, size)) {
+                        continue;
+                    }
+                    set_params(ctx, c, (*al)->id, 0, 0);
+                    t[na][rep] = measure(ctx, &s, bytes, iters);
+                }
+            }
+            for (int k = 0; k < na && rank == 0; k++) {
+                double med;
+
+                qsort(t[k], REPS, sizeof(double), cmp_double);
+                med = t[k][REPS / 2];
+                if (med >= 1e30) {
+                    continue;
+                }
+                len += (size_t)snprintf(pt->others + len,
+                                        len < sizeof(pt->others) ? sizeof(pt->others) - len : 0,
+                                        " %s %.3g", reg[k]->id, med * 1e6);
+                if (med < pt->best) {
+                    pt->best = med;
+                    snprintf(pt->algo, sizeof(pt->algo), "%s", reg[k]->id);
+                }
+            }
+        }
+        /* everyone needs the winner to try its parameters */
+        ucoll_bcast(pt->algo, sizeof(pt->algo), UCOLL_BYTE, 0, w);
+        for (int k = 0; c != UCOLL_COLL_BARRIER && k < 6; k++) {
+            size_t seg = k < 3 ? segs[k] : 0;
+            unsigned radix = k >= 3 ? radices[k - 3] : 0;
+            double t;
+
+            if (seg && seg >= bytes) {
+                continue;
+            }
+            double tr[REPS];
+
+            set_params(ctx, c, pt->algo, seg, radix);
+            for (int rep = 0; rep < REPS; rep++) {
+                tr[rep] = measure(ctx, &s, bytes, iters);
+            }
+            qsort(tr, REPS, sizeof(double), cmp_double);
+            t = tr[REPS / 2];
+            if (rank == 0 && t < pt->best * 0.95) { /* a parameter must earn its rule */
+                pt->best = t;
+                pt->seg = seg;
+                pt->radix = radix;
+            }
+        }
+        set_params(ctx, c, NULL, 0, 0);
+        {
+            double td[REPS];
+
+            for (int rep = 0; rep < REPS; rep++) {
+                td[rep] = measure(ctx, &s, bytes, iters);
+            }
+            qsort(td, REPS, sizeof(double), cmp_double);
+            pt->dflt = td[REPS / 2];
+        }
+        if (rank == 0) {
+            printf("%-22s %10zu  best %-14s %10.2f us%s%s  default %10.2f us  default/best %.2f\n",
+                   ucoll__coll_name(c), bytes, pt->algo, pt->best * 1e6,
+                   pt->seg ? " seg" : "", pt->radix ? " radix" : "", pt->dflt * 1e6,
+                   pt->dflt / pt->best);
+            fflush(stdout);
+        }
+    }
+    if (rank == 0) {
+        /* size i covers [geometric middle with i-1, with i+1); equal
+         * neighbours merge */
+        fprintf(f, "# %s at p = %d, us per call (slowest rank):\n", ucoll__coll_name(c), size);
+        for (int i = 0; i < np; i++) {
+            size_t from = i == 0 ? 0 : (size_t)sqrt((double)pts[i - 1].bytes * (double)pts[i].bytes);
+            int j = i;
+
+            while (j + 1 < np && !strcmp(pts[j + 1].algo, pts[i].algo) &&
+                   pts[j + 1].seg == pts[i].seg && pts[j + 1].radix == pts[i].radix) {
+                j++;
+            }
+            for (int k = i; k <= j; k++) {
+                fprintf(f, "#   %zu B:%s\n", pts[k].bytes, pts[k].others);
+            }
+            fprintf(f, "%s:%zu-", ucoll__coll_name(c), from);
+            if (j + 1 < np) {
+                fprintf(f, "%zu", (size_t)sqrt((double)pts[j].bytes * (double)pts[j + 1].bytes));
+            } else {
+                fprintf(f, "inf");
+            }
+            fprintf(f, ":@%s:np=%d-%d", pts[i].algo, size, size);
+            if (pts[i].seg) {
+                fprintf(f, ":seg=%zu", pts[i].seg);
+            }
+            if (pts[i].radix) {
+                fprintf(f, ":radix=%u", pts[i].radix);
+            }
+            fprintf(f, "\n");
+            i = j;
+        }
+        fflush(f);
+    }
+    free(s.sbuf);
+    free(s.rbuf);
+    return 0;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: ucoll_tune --calibrate [-o FILE]\n"
+               "       ucoll_tune OP[,OP...] [-o FILE] [--min-size B] [--max-size B] [--iters N]\n"
+               "  under a launcher; appends to FILE (default ucoll-tune.txt), for\n"
+               "  UCOLL_TUNE_FILE. OP: barrier bcast reduce allreduce gather scatter allgather\n"
+               "  alltoall reduce_scatter_block scan exscan\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *out = "ucoll-tune.txt", *ops = NULL;
+    size_t lo = 8, hi = 4 << 20;
+    int iters = 0, cal = 0, rc = 0;
+    ucoll_ctx_t *ctx;
+    FILE *f = NULL;
+
+    for (int i = 1; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+        if (!strcmp(argv[i], "--calibrate")) {
+            cal = 1;
+        } else if (!strcmp(argv[i], "-o") && v) {
+            out = argv[++i];
+        } else if (!strcmp(argv[i], "--min-size") && v && ucoll__parse_size(v, &lo) == 0) {
+            i++;
+        } else if (!strcmp(argv[i], "--max-size") && v && ucoll__parse_size(v, &hi) == 0) {
+            i++;
+        } else if (!strcmp(argv[i], "--iters") && v) {
+            iters = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (argv[i][0] != '-' && ops == NULL) {
+            ops = argv[i];
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!cal && ops == NULL) {
+        usage(stderr);
+        return 2;
+    }
+    lo = UCOLL_MAX(lo, (size_t)4);
+    /* the sweep forces algorithms itself: a tuning file or forced
+     * algorithms from the environment would only be in the way */
+    unsetenv("UCOLL_TUNE_FILE");
+    if (ucoll_init(&ctx) != UCOLL_OK) {
+        return 1;
+    }
+    rank = ucoll_comm_rank(ucoll_comm_world(ctx));
+    size = ucoll_comm_size(ucoll_comm_world(ctx));
+    if (rank == 0) {
+        f = fopen(out, "a");
+        if (f == NULL) {
+            perror(out);
+            rc = 1;
+        } else {
+            time_t t = time(NULL);
+            char host[64] = "?";
+
+            gethostname(host, sizeof(host) - 1);
+            fprintf(f, "# ucoll_tune %s on %s, %d ranks (%d on rank 0's node), %s", ucoll_version(),
+                    host, size, ucoll_local_size(ctx), ctime(&t));
+        }
+    }
+    ucoll_bcast(&rc, 1, UCOLL_INT32, 0, ucoll_comm_world(ctx));
+    if (rc == 0 && cal) {
+        rc = calibrate(ctx, f);
+    }
+    if (rc == 0 && ops) {
+        char *save = NULL, *list = strdup(ops);
+
+        for (char *tok = list ? strtok_r(list, ",", &save) : NULL; rc == 0 && tok;
+             tok = strtok_r(NULL, ",", &save)) {
+            int c;
+
+            for (c = 0; c < UCOLL_COLL_LAST; c++) {
+                if (!strcmp(tok, ucoll__coll_name((ucoll_coll_t)c))) {
+                    break;
+                }
+            }
+            if (c == UCOLL_COLL_LAST || !supported((ucoll_coll_t)c)) {
+                if (rank == 0) {
+                    fprintf(stderr, "ucoll_tune: cannot tune '%s'\n", tok);
+                }
+                rc = 2;
+                break;
+            }
+            rc = sweep(ctx, (ucoll_coll_t)c, lo, hi, iters, f);
+        }
+        free(list);
+    }
+    if (f) {
+        fclose(f);
+        if (rc == 0) {
+            printf("written to %s: export UCOLL_TUNE_FILE=%s to use it\n", out, out);
+        }
+    }
+    ucoll_finalize(ctx);
+    return rc;
+}
