@@ -12,7 +12,7 @@ kind=$1 launcher=$2 prog=$3 n=$4 set=$5
 shift 5
 declare -A algos=(
   [barrier]="dissemination tree linear rdbl knomial"
-  [bcast]="binomial scag_ring scag_rdbl linear chain pipeline knomial bintree pipe_bintree kchain twotree"
+  [bcast]="binomial scag_ring scag_rdbl linear chain pipeline knomial bintree pipe_bintree kchain twotree karytree balanced vchain kchain_opt pipe_knomial"
   [reduce]="binomial rabenseifner linear pipeline inorder_bintree"
   [allreduce]="rdbl rabenseifner ring reduce_bcast knomial"
   [reduce_scatter_block]="rhalving pairwise ring"

@@ -16,6 +16,11 @@ checks=(
   "bcast pipeline 64,1024"
   "bcast scag_rdbl 64,1024"
   "bcast knomial 64,1024"
+  "bcast karytree 11,64,1000"
+  "bcast balanced 11,64,1000"
+  "bcast vchain 11,64,1000"
+  "bcast kchain_opt 11,64,1000"
+  "bcast pipe_knomial 11,64,1000"
   "allreduce knomial 64,1024,4096"
   "allreduce rdbl 64,1024"
   "allreduce rabenseifner 64,1024"
@@ -30,6 +35,9 @@ for c in "${checks[@]}"; do
             echo "FAIL: $coll $al p=$p: sim/formula $ratio $rest"; fail=1
         else
             echo "ok: $coll $al p=$p: sim/formula $ratio, rounds $rounds"
+        fi
+        if [ "$al" = vchain ] && [ "$p" = 11 ] && [ "$rounds" != 4 ]; then
+            echo "FAIL: vchain p=11: rounds $rounds, expected 4 (chains 4, 3, 2, 1)"; fail=1
         fi
         if [ "$al" = binomial ] && [ "$coll" = bcast ]; then
             want=$(awk -v p="$p" 'BEGIN { r = 0; while (2 ^ r < p) r++; print r }')

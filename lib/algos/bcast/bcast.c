@@ -19,6 +19,11 @@ const ucoll_algo_t *const ucoll__bcast_algos[] = {
     &ucoll__bcast_pipe_bintree,
     &ucoll__bcast_kchain,
     &ucoll__bcast_twotree,
+    &ucoll__bcast_karytree,
+    &ucoll__bcast_balanced,
+    &ucoll__bcast_vchain,
+    &ucoll__bcast_kchain_opt,
+    &ucoll__bcast_pipe_knomial,
     NULL,
 };
 /* clang-format on */

@@ -18,6 +18,11 @@ extern const ucoll_algo_t ucoll__bcast_scag_ring;
 extern const ucoll_algo_t ucoll__bcast_scag_rdbl;
 extern const ucoll_algo_t ucoll__bcast_kchain;
 extern const ucoll_algo_t ucoll__bcast_twotree;
+extern const ucoll_algo_t ucoll__bcast_karytree;
+extern const ucoll_algo_t ucoll__bcast_balanced;
+extern const ucoll_algo_t ucoll__bcast_vchain;
+extern const ucoll_algo_t ucoll__bcast_kchain_opt;
+extern const ucoll_algo_t ucoll__bcast_pipe_knomial;
 
 /* Binomial broadcast of bytes at buf from root (no segmentation); usable
  * inside another schedule (allreduce reduce_bcast). */
