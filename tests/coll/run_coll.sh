@@ -13,7 +13,7 @@ shift 5
 declare -A algos=(
   [barrier]="dissemination tree linear rdbl knomial"
   [bcast]="binomial scag_ring scag_rdbl linear chain pipeline knomial bintree pipe_bintree kchain twotree karytree balanced vchain kchain_opt pipe_knomial"
-  [reduce]="binomial rabenseifner linear pipeline inorder_bintree"
+  [reduce]="binomial rabenseifner linear pipeline inorder_bintree knomial"
   [allreduce]="rdbl rabenseifner ring reduce_bcast knomial"
   [reduce_scatter_block]="rhalving pairwise ring"
   [reduce_scatter]="rhalving pairwise ring"

@@ -9,7 +9,8 @@
 
 const ucoll_algo_t *const ucoll__reduce_algos[] = {
     &ucoll__reduce_binomial, &ucoll__reduce_rabenseifner,    &ucoll__reduce_linear,
-    &ucoll__reduce_pipeline, &ucoll__reduce_inorder_bintree, NULL,
+    &ucoll__reduce_pipeline, &ucoll__reduce_inorder_bintree, &ucoll__reduce_knomial,
+    NULL,
 };
 
 int ucoll_ireduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,

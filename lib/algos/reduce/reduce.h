@@ -13,5 +13,6 @@ extern const ucoll_algo_t ucoll__reduce_linear;
 extern const ucoll_algo_t ucoll__reduce_rabenseifner;
 extern const ucoll_algo_t ucoll__reduce_pipeline;
 extern const ucoll_algo_t ucoll__reduce_inorder_bintree;
+extern const ucoll_algo_t ucoll__reduce_knomial;
 
 #endif
