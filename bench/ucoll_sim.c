@@ -14,7 +14,11 @@
  * its own, unless UCOLL_SEGMENT_SIZE / UCOLL_RADIX or -S / -R set them.
  *
  *   ucoll_sim [-c coll] [-a algo] [-m bytes] [-p p1,p2,...]
- *             [-A alpha] [-B beta] [-G gamma] [-L lambda] [-S seg] [-R radix] [-k]
+ *             [-A alpha] [-B beta] [-G gamma] [-L lambda] [-S seg] [-R radix]
+ *             [-P L,o,g,G] [-k]
+ *
+ * -P simulates a LogGP network instead of Hockney's (the formulas then use
+ * alpha = L + 2o, beta = G: what a sender that waits for nothing sees).
  *
  * -c: barrier, bcast, reduce, allreduce, reduce_scatter_block,
  *     reduce_scatter, scan, exscan, or any registered collective
@@ -108,6 +112,8 @@ typedef struct {
     size_t bytes;
     ucoll_model_t m;
     ucoll_algo_params_t prm; /* segment size and radix (0: from the model m) */
+    int loggp;
+    double L, o, g, G; /* LogGP, when loggp */
 } study_t;
 
 /* Call arguments for a count-based run with fake buffers (never touched). */
@@ -215,7 +221,8 @@ static void sim_pass(const study_t *st, const ucoll_algo_t *al, int p,
 
 static int run_one(const study_t *st, const ucoll_algo_t *al, int p)
 {
-    ucoll_simnet_params_t sp = {st->m.alpha, st->m.beta, st->m.gamma, st->m.lambda, 1};
+    ucoll_simnet_params_t sp = {st->m.alpha, st->m.beta, st->m.gamma, st->m.lambda, 1, 0,
+                                st->loggp, st->L, st->o, st->g, st->G};
     /* rounds: the completion time when a message costs 1 and nothing else
      * costs anything: the critical path in messages, port contention
      * included (a root sending to k children one after the other pays k) */
@@ -283,7 +290,7 @@ int main(int argc, char **argv)
     study_t st = {UCOLL_COLL_ALLREDUCE, 1 << 20, {0}, {0}};
     ucoll_config_t cfg;
     const char *algo = NULL;
-    char plist[256] = "8,64,1024,10000";
+    char plist[4096] = "8,64,1024,10000";
     int opt;
 
     ucoll__model_default(&st.m);
@@ -294,7 +301,7 @@ int main(int argc, char **argv)
     st.prm.seg_size = cfg.seg_size;
     st.prm.radix = cfg.radix;
     ucoll__config_release(&cfg);
-    while ((opt = getopt(argc, argv, "c:a:m:p:A:B:G:L:S:R:kh")) != -1) {
+    while ((opt = getopt(argc, argv, "c:a:m:p:A:B:G:L:S:R:P:kh")) != -1) {
         switch (opt) {
         case 'c': {
             int c;
@@ -329,18 +336,35 @@ int main(int argc, char **argv)
             }
             break;
         case 'R': st.prm.radix = (unsigned)atoi(optarg); break;
+        case 'P':
+            /* LogGP: the simulated network; the formulas and the selection
+             * see its Hockney reading, alpha = L + 2o, beta = G */
+            if (sscanf(optarg, "%lf,%lf,%lf,%lf", &st.L, &st.o, &st.g, &st.G) != 4) {
+                fprintf(stderr, "-P wants L,o,g,G (seconds, seconds per byte)\n");
+                return 1;
+            }
+            st.loggp = 1;
+            st.m.alpha = st.L + 2 * st.o;
+            st.m.beta = st.G;
+            break;
         case 'k': kernels(); return 0;
         default:
             fprintf(stderr,
                     "usage: %s [-c coll] [-a algo] [-m bytes] [-p p1,p2,..] "
-                    "[-A alpha] [-B beta] [-G gamma] [-L lambda] [-S seg] [-R radix] [-k]\n",
+                    "[-A alpha] [-B beta] [-G gamma] [-L lambda] [-S seg] [-R radix] [-P L,o,g,G] [-k]\n",
                     argv[0]);
             return opt == 'h' ? 0 : 1;
         }
     }
-    printf("# SIMULATED network (Hockney model): alpha %.3g s, beta %.3g s/B, gamma %.3g s/B, "
-           "lambda %.3g s/B\n",
-           st.m.alpha, st.m.beta, st.m.gamma, st.m.lambda);
+    if (st.loggp) {
+        printf("# SIMULATED network (LogGP model): L %.3g s, o %.3g s, g %.3g s, G %.3g s/B; "
+               "formulas with alpha = L + 2o = %.3g s, beta = G; gamma %.3g s/B, lambda %.3g s/B\n",
+               st.L, st.o, st.g, st.G, st.m.alpha, st.m.gamma, st.m.lambda);
+    } else {
+        printf("# SIMULATED network (Hockney model): alpha %.3g s, beta %.3g s/B, gamma %.3g s/B, "
+               "lambda %.3g s/B\n",
+               st.m.alpha, st.m.beta, st.m.gamma, st.m.lambda);
+    }
     /* the algorithms choose segment size and radix from the simulated model,
      * as the runtime does from its own */
     st.prm.model = st.m;

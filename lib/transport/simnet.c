@@ -261,13 +261,26 @@ static void sim_start_send(ucoll_simnet_t *net, int rank, double t)
     double start, end;
 
     ucoll_list_del(&msg->link);
-    start = UCOLL_MAX(t, rd->recv_free);
-    end = start + net->prm.alpha + (double)msg->bytes * net->prm.beta;
-    rs->send_free = end;
-    rd->recv_free = end;
-    msg->arrival = end;
+    if (net->prm.loggp) {
+        double bytes = msg->bytes ? (double)msg->bytes - 1 : 0;
+        double inject = t + net->prm.o + bytes * net->prm.G;
+        double first = UCOLL_MAX(t + net->prm.o + net->prm.L, rd->recv_free);
 
-    ev.time = end;
+        end = first + bytes * net->prm.G + net->prm.o; /* the receiver has it */
+        rs->send_free = UCOLL_MAX(t + net->prm.g, inject);
+        rd->recv_free = UCOLL_MAX(first + net->prm.g, end);
+        msg->arrival = end;
+        start = inject; /* the send completes once injected */
+    } else {
+        start = UCOLL_MAX(t, rd->recv_free);
+        end = start + net->prm.alpha + (double)msg->bytes * net->prm.beta;
+        rs->send_free = end;
+        rd->recv_free = end;
+        msg->arrival = end;
+        start = end;
+    }
+
+    ev.time = start; /* the send's completion */
     ev.rank = rank;
     ev.cb = msg->cb;
     ev.arg = msg->arg;
@@ -281,7 +294,7 @@ static void sim_start_send(ucoll_simnet_t *net, int rank, double t)
     }
     if (!ucoll_list_empty(&rs->sendq)) {
         sim_event_t nx = {0};
-        nx.time = end;
+        nx.time = rs->send_free;
         nx.rank = rank;
         nx.start = 1;
         ev_push(net, &nx);

@@ -5,7 +5,11 @@
  *
  * Time is virtual, under the Hockney model: a message of m bytes occupies
  * the sender's send port and the receiver's receive port for α + mβ (full
- * duplex: a rank sends one message and receives one at a time); local
+ * duplex: a rank sends one message and receives one at a time), or under
+ * LogGP: the sender spends o + (m-1)G injecting it (and starts the next no
+ * sooner than g later), its first byte arrives L after injection begins
+ * (o after the start) or when the receive port is free, the last (m-1)G
+ * later, and the receiver spends o on it: o + (m-1)G + L + o alone; local
  * copies cost λ per byte and reductions γ per byte (through
  * net->local_work). Sends are eager: a send completes when its bytes have
  * left, whether or not the receive is posted; with prm.rndv a send
@@ -31,6 +35,11 @@ typedef struct ucoll_simnet_params {
     double alpha, beta, gamma, lambda; /* seconds, seconds per byte */
     int dry;                           /* move no bytes (ranks' buffers may be fake); time only */
     int rndv; /* rendezvous semantics: a send completes only once its receive is matched */
+    /* LogGP instead of Hockney when loggp is set: L latency, o overhead at
+     * each end, g the least gap between two messages at one port, G per
+     * byte (alpha and beta are then unused) */
+    int loggp;
+    double L, o, g, G;
 } ucoll_simnet_params_t;
 
 typedef struct ucoll_simnet_stats {

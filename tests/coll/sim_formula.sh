@@ -52,5 +52,13 @@ b=$(UCOLL_SEGMENT_SIZE=8k "$sim" -c bcast -a pipeline -m 1m -p 64 -A $A -B $B | 
 [ "$b" = $((128 * 63)) ] && [ "$a" != "$b" ] || { echo "FAIL: UCOLL_SEGMENT_SIZE=8k: $b messages (model: $a)"; fail=1; }
 c=$(UCOLL_RADIX=8 "$sim" -c bcast -a knomial -m 1k -p 64 -A $A -B $B | awk '!/^#/ { print $5 }')
 [ "$c" = 14 ] || { echo "FAIL: UCOLL_RADIX=8 knomial at p=64: rounds $c, expected 14 (2 levels of 7 sends)"; fail=1; }
+# LogGP: one message costs o + (m-1)G + L + o; a root sending to 63 ranks
+# in turn is bound by its injections, max(g, o + (m-1)G) apart
+t=$("$sim" -c bcast -a binomial -m 1m -p 2 -P 16e-6,2e-6,4e-6,1e-10 | awk '!/^#/ { print $8 }')
+awk -v t="$t" 'BEGIN { e = 2e-6 + 1048575e-10 + 16e-6 + 2e-6; exit !(t > e * 0.999 && t < e * 1.001) }' ||
+    { echo "FAIL: LogGP message time $t"; fail=1; }
+t=$("$sim" -c bcast -a linear -m 8 -p 64 -P 16e-6,1e-6,4e-6,1e-10 | awk '!/^#/ { print $8 }')
+awk -v t="$t" 'BEGIN { e = 62 * 4e-6 + 1e-6 + 7e-10 + 16e-6 + 1e-6; exit !(t > e * 0.999 && t < e * 1.001) }' ||
+    { echo "FAIL: LogGP gap-bound linear bcast $t"; fail=1; }
 [ $fail = 0 ] && echo "ok: simulator agrees with the formulas"
 exit $fail
