@@ -22,6 +22,7 @@ checks=(
   "bcast kchain_opt 11,64,1000"
   "bcast pipe_knomial 11,64,1000"
   "allreduce knomial 64,1024,4096"
+  "allreduce sra_knomial 4,16,64,256,1024"
   "allreduce rdbl 64,1024"
   "allreduce rabenseifner 64,1024"
   "allreduce ring 64"

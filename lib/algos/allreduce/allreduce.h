@@ -12,5 +12,6 @@ extern const ucoll_algo_t ucoll__allreduce_rabenseifner;
 extern const ucoll_algo_t ucoll__allreduce_ring;
 extern const ucoll_algo_t ucoll__allreduce_reduce_bcast;
 extern const ucoll_algo_t ucoll__allreduce_knomial;
+extern const ucoll_algo_t ucoll__allreduce_sra_knomial;
 
 #endif
