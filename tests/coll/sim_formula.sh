@@ -27,6 +27,7 @@ checks=(
   "allreduce rabenseifner 64,1024"
   "allreduce ring 64"
   "reduce binomial 64,1024"
+  "barrier knomial_tree 4,16,64,1024"
   "reduce knomial 5,64,100,1024"
 )
 for c in "${checks[@]}"; do

@@ -5,7 +5,8 @@
 
 const ucoll_algo_t *const ucoll__barrier_algos[] = {
     &ucoll__barrier_dissemination, &ucoll__barrier_tree,    &ucoll__barrier_linear,
-    &ucoll__barrier_rdbl,          &ucoll__barrier_knomial, NULL,
+    &ucoll__barrier_rdbl,          &ucoll__barrier_knomial, &ucoll__barrier_knomial_tree,
+    NULL,
 };
 
 int ucoll_ibarrier(ucoll_comm_t *comm, ucoll_req_t **req)
