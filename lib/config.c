@@ -351,7 +351,8 @@ int ucoll__config_read(ucoll_config_t *cfg)
         if (strncmp(*env, "UCOLL_", 6)) {
             continue;
         }
-        ok = 0;
+        /* UCOLL_LIBRARY is the Python package's (which libucoll to load) */
+        ok = !strncmp(*env + 6, "LIBRARY=", 8);
         for (i = 0; i < NROWS && !ok; i++) {
             plen = strlen(cfg_table[i].name);
             ok = !strncmp(*env + 6, cfg_table[i].name, plen) && (*env)[6 + plen] == '=';

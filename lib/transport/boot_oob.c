@@ -170,7 +170,12 @@ static int oob_fence(ucoll_boot_t *b, int collect)
     uint8_t *in = NULL, *all = NULL;
     int status, r;
 
-    /* a fence without anything published is a barrier: one allgather */
+    /* a fence without anything published, or one that only synchronises
+     * (what was published waits for the next collecting fence), is a
+     * barrier: one allgather */
+    if (!collect) {
+        mine = 0;
+    }
     lens = calloc((size_t)b->size, sizeof(*lens));
     if (lens == NULL) {
         return UCOLL_ERR_NOMEM;
