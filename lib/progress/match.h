@@ -133,10 +133,10 @@ static inline ucoll_match_recv_t *ucoll__match_first(ucoll_list_t *list, int tag
 }
 
 /* The oldest posted receive matching a message with key (ctx_id, src, tag),
- * taken out of its queue; NULL when none matches. Inline: it is on the
- * latency path of every arriving message. */
-static inline ucoll_match_recv_t *ucoll__match_posted(ucoll_match_t *m, uint32_t ctx_id, int src,
-                                                      int tag)
+ * left in its queue (ucoll__match_unpost takes it); NULL when none matches.
+ * Inline: it is on the latency path of every arriving message. */
+static inline ucoll_match_recv_t *ucoll__match_posted_peek(ucoll_match_t *m, uint32_t ctx_id,
+                                                           int src, int tag)
 {
     ucoll_match_cq_t *cq = m->cq_last;
     ucoll_match_bucket_t *b;
@@ -157,6 +157,15 @@ static inline ucoll_match_recv_t *ucoll__match_posted(ucoll_match_t *m, uint32_t
             e = wild;
         }
     }
+    return e;
+}
+
+/* The same, taken out of its queue. */
+static inline ucoll_match_recv_t *ucoll__match_posted(ucoll_match_t *m, uint32_t ctx_id, int src,
+                                                      int tag)
+{
+    ucoll_match_recv_t *e = ucoll__match_posted_peek(m, ctx_id, src, tag);
+
     if (e) {
         ucoll__match_unpost(m, e);
     }

@@ -25,6 +25,19 @@
  * a request is completed. AM rendezvous descriptors matched inside UCX
  * progress are fetched right after the transport's progress returns.
  *
+ * Input from outside. Every active message is decoded by
+ * lib/transport/wire.c, which checks it against the lengths UCX delivered
+ * and the ranges of its fields; what the decoder cannot know is checked
+ * here before anything changes: credits returned beyond what was lent, a
+ * sequence number already delivered or queued. A cookie in CTS/FIN is a
+ * handle looked up in a table with generations (never a pointer taken on
+ * trust). A refused packet is dropped whole, counted by reason
+ * (UCOLL_STATS) and reported with a warning whose rate halves as refusals
+ * accumulate. Whether the sender is the member of the communicator it names
+ * is checked when a receive of that communicator is about to take the
+ * message (the receive knows its communicator; a message may come before
+ * this process has created it): one that is not is dropped then.
+ *
  * UCX itself is reached only through the transport operations of
  * lib/transport/ucx.h.
  */
@@ -73,7 +86,20 @@ typedef struct {
     uint64_t fallback;            /* eager-sized messages sent rendezvous (no credits) */
     uint64_t credit_msgs;
     uint64_t ooo;
+    uint64_t nbad, bad[UCOLL_WIRE_NERR]; /* packets refused, in all and by reason */
+    uint64_t stale;                      /* CTS/FIN for a send that stopped waiting */
 } p2p_stats_t;
+
+/* A slot of the table of rendezvous sends waiting for CTS/FIN. Their cookie
+ * is generation << 32 | slot; the generation changes when the slot is
+ * freed, so a late or forged cookie finds nothing. */
+typedef struct {
+    ucoll_req_t *req;   /* NULL when free */
+    uint32_t gen;       /* of the cookie handed out last or next; never 0 */
+    uint32_t next_free; /* free list, HANDLE_NONE at its end */
+} p2p_handle_t;
+
+#define HANDLE_NONE UINT32_MAX
 
 struct ucoll_p2p {
     ucoll_ctx_t *ctx;
@@ -85,6 +111,8 @@ struct ucoll_p2p {
     ucoll_list_t deferred;  /* RNDV_AM receives to fetch after progress */
     ucoll_rcache_t *rcache; /* RNDV_GET send buffers; created on first use */
     size_t credit_batch;
+    p2p_handle_t *handles; /* rendezvous sends waiting for CTS/FIN */
+    uint32_t nhandles, handle_free;
     p2p_stats_t st;
 };
 
@@ -149,6 +177,123 @@ static void msg_free(ucoll_p2p_t *p, p2p_msg_t *msg)
     free(msg);
 }
 
+/* ---- input from outside -------------------------------------------------- */
+
+/* A packet refused for reason why (UCOLL_WIRE_E*): count it, and warn on
+ * the 1st, 2nd, 4th, 8th... refusal so that a flood cannot flood the log. */
+static void refuse(ucoll_p2p_t *p, int am_id, int why)
+{
+    uint64_t n = ++p->st.nbad;
+
+    p->st.bad[why]++;
+    if ((n & (n - 1)) == 0) {
+        ucoll_warn("dropped a malformed %s packet (%s); %" PRIu64 " dropped so far",
+                   am_id == UCOLL_AM_MSG ? "message" : "control", ucoll__wire_strerror(why), n);
+    }
+}
+
+/* Whether job rank world is rank src of comm. */
+static inline int comm_sender_ok(const ucoll_comm_t *comm, int src, uint32_t world)
+{
+    return src >= 0 && src < comm->size && (uint32_t)ucoll__comm_world_rank(comm, src) == world;
+}
+
+/* What a decoded message must agree with here: the credits it returns
+ * were lent, and its sequence number is not behind. */
+static int msg_check(ucoll_p2p_t *p, const ucoll_wire_msg_t *m)
+{
+    const p2p_peer_t *peer = &p->peers[m->h.src_world];
+
+    if (ucoll_unlikely(m->h.credits > p->ctx->cfg.eager_credits - peer->credits)) {
+        return UCOLL_WIRE_ECREDITS;
+    }
+    if (ucoll_unlikely((int32_t)(m->h.seq - peer->recv_seq) < 0)) {
+        return UCOLL_WIRE_ESEQ;
+    }
+    return UCOLL_WIRE_OK;
+}
+
+/* A handle for rendezvous send req, which waits for CTS/FIN: its cookie
+ * (never 0) in req->u.p2p.handle, or 0 when out of memory. */
+static uint64_t handle_get(ucoll_p2p_t *p, ucoll_req_t *req)
+{
+    p2p_handle_t *h;
+    uint32_t i, n;
+
+    if (p->handle_free == HANDLE_NONE) {
+        n = p->nhandles ? p->nhandles * 2 : 64;
+        h = n > p->nhandles ? realloc(p->handles, (size_t)n * sizeof(*h)) : NULL;
+        if (h == NULL) {
+            return 0;
+        }
+        for (i = p->nhandles; i < n; i++) {
+            h[i].req = NULL;
+            h[i].gen = 1;
+            h[i].next_free = i + 1 < n ? i + 1 : HANDLE_NONE;
+        }
+        p->handles = h;
+        p->handle_free = p->nhandles;
+        p->nhandles = n;
+    }
+    i = p->handle_free;
+    h = &p->handles[i];
+    p->handle_free = h->next_free;
+    h->req = req;
+    req->u.p2p.handle = (uint64_t)h->gen << 32 | i;
+    return req->u.p2p.handle;
+}
+
+/* Send req no longer waits for CTS/FIN: free its handle, if it has one. */
+static void handle_put(ucoll_p2p_t *p, ucoll_req_t *req)
+{
+    uint32_t i = (uint32_t)req->u.p2p.handle;
+    p2p_handle_t *h;
+
+    if (req->u.p2p.handle == 0) {
+        return;
+    }
+    h = &p->handles[i];
+    h->req = NULL;
+    h->gen = h->gen + 1 ? h->gen + 1 : 1;
+    h->next_free = p->handle_free;
+    p->handle_free = i;
+    req->u.p2p.handle = 0;
+}
+
+/* The send that a CTS/FIN's cookie names, checked against what the packet
+ * says; *req_p is NULL when that send stopped waiting (a late answer).
+ * UCOLL_WIRE_EHANDLE for a cookie never handed out or one that another
+ * peer or message was given, UCOLL_WIRE_EPROTO for an answer that is not
+ * that of the send's protocol. */
+static int handle_find(ucoll_p2p_t *p, const wire_ctl_t *ctl, ucoll_req_t **req_p)
+{
+    uint32_t i = (uint32_t)ctl->cookie, gen = (uint32_t)(ctl->cookie >> 32);
+    const p2p_handle_t *h;
+    ucoll_req_t *req;
+
+    if (i >= p->nhandles || gen == 0) {
+        return UCOLL_WIRE_EHANDLE;
+    }
+    h = &p->handles[i];
+    if (h->gen != gen || h->req == NULL) {
+        if ((int32_t)(h->gen - gen) <= 0) {
+            return UCOLL_WIRE_EHANDLE; /* not handed out yet */
+        }
+        p->st.stale++;
+        *req_p = NULL;
+        return UCOLL_WIRE_OK;
+    }
+    req = h->req;
+    if (req->u.p2p.world != (int)ctl->src_world || req->u.p2p.seq != ctl->seq) {
+        return UCOLL_WIRE_EHANDLE;
+    }
+    if ((ctl->type == UCOLL_CTL_CTS) != (req->u.p2p.proto == UCOLL_PROTO_RNDV_TAG)) {
+        return UCOLL_WIRE_EPROTO;
+    }
+    *req_p = req;
+    return UCOLL_WIRE_OK;
+}
+
 /* ---- sending helpers ----------------------------------------------------- */
 
 /* Fire-and-forget control message; failures only matter through the peer's
@@ -185,7 +330,9 @@ static inline void credits_consumed(ucoll_p2p_t *p, int world, size_t cost)
     p2p_peer_t *peer = &p->peers[world];
 
     if (world == p->ctx->rank) {
-        peer->credits += cost;
+        /* never past the window: a packet from outside may claim to come
+         * from this rank */
+        peer->credits = UCOLL_MIN(peer->credits + cost, p->ctx->cfg.eager_credits);
         return;
     }
     peer->credit_return += cost;
@@ -194,6 +341,16 @@ static inline void credits_consumed(ucoll_p2p_t *p, int world, size_t cost)
         p->st.credit_msgs++;
         send_ctl(p, world, UCOLL_CTL_CREDIT, 0, 0, UCOLL_OK);
     }
+}
+
+/* A receive of a communicator in which msg's sender is not the rank it
+ * claims was about to take msg: drop it (its eager bytes count as
+ * consumed). */
+static void msg_foreign(ucoll_p2p_t *p, p2p_msg_t *msg)
+{
+    refuse(p, UCOLL_AM_MSG, UCOLL_WIRE_ECOMM);
+    credits_consumed(p, (int)msg->rts.h.src_world, msg->cost);
+    msg_free(p, msg);
 }
 
 static void fill_hdr(ucoll_p2p_t *p, ucoll_req_t *req, wire_hdr_t *h, int proto)
@@ -217,10 +374,10 @@ static void fill_hdr(ucoll_p2p_t *p, ucoll_req_t *req, wire_hdr_t *h, int proto)
 static void get_done(ucoll_p2p_t *p, ucoll_req_t *req, int err)
 {
     if (err == UCOLL_OK) {
-        send_ctl(p, req->u.p2p.world, UCOLL_CTL_FIN, (uint64_t)(uintptr_t)req->u.p2p.msg,
-                 req->u.p2p.seq, UCOLL_OK);
+        send_ctl(p, req->u.p2p.world, UCOLL_CTL_FIN, req->u.p2p.peer_cookie, req->u.p2p.seq,
+                 UCOLL_OK);
     }
-    req->u.p2p.msg = NULL;
+    req->u.p2p.peer_cookie = 0;
 }
 
 /* tl->op_done: completion of a transport operation started for a request
@@ -371,7 +528,6 @@ static void start_send(ucoll_p2p_t *p, ucoll_req_t *req)
             memcpy(rts + 1, reg->rkey_buf, rkey_len);
             fill_hdr(p, req, &rts->h, proto);
             rts->h.rkey_len = (uint16_t)rkey_len;
-            rts->cookie = (uint64_t)(uintptr_t)req;
             rts->raddr = (uint64_t)(uintptr_t)s->buf;
         }
     }
@@ -385,12 +541,23 @@ static void start_send(ucoll_p2p_t *p, ucoll_req_t *req)
         return;
     case UCOLL_PROTO_RNDV_TAG:
         fill_hdr(p, req, &rts->h, proto);
-        rts->cookie = (uint64_t)(uintptr_t)req;
         rts->raddr = 0;
         break;
     default: break;
     }
-    /* TAG/GET: the announcement goes now; the request waits for CTS/FIN */
+    /* TAG/GET: the announcement goes now; the request waits for CTS/FIN
+     * under a handle that the receiver echoes */
+    rts->cookie = handle_get(p, req);
+    if (rts->cookie == 0) {
+        /* nothing has left: take back the sequence number and the credits
+         * the header was to carry */
+        peer->send_seq--;
+        peer->credit_return += rts->h.credits;
+        ucoll__tl_op_free(p->tl, op);
+        reg_put(p, req);
+        ucoll__req_complete(req, UCOLL_ERR_NOMEM);
+        return;
+    }
     op->req = NULL;
     op->what = OP_CTL;
     inflight_add(p, req, s->world);
@@ -398,6 +565,7 @@ static void start_send(ucoll_p2p_t *p, ucoll_req_t *req)
                             NULL, 0, UCOLL_TL_AM_EAGER);
     if (ret < 0) {
         inflight_del(req);
+        handle_put(p, req);
         reg_put(p, req);
         ucoll__req_complete(req, ret);
     }
@@ -502,7 +670,7 @@ static void start_recv(ucoll_p2p_t *p, ucoll_req_t *req, p2p_msg_t *msg)
             return;
         }
         s->seq = h->seq;
-        s->msg = (void *)(uintptr_t)msg->rts.cookie; /* echoed in FIN */
+        s->peer_cookie = msg->rts.cookie; /* echoed in FIN */
         /* a key that cannot be unpacked fails the receive like an
          * unreachable peer: UCOLL_ERR_TRANSPORT, no FIN */
         ret = ucoll__tl_get(p->ctx, world, op, s->buf, h->len, msg->rts.raddr, msg->data);
@@ -541,10 +709,14 @@ static void post_recv(ucoll_p2p_t *p, ucoll_req_t *req)
 
     ucoll__match_recv_init(&p->match, &s->match, s->ctx_id, s->peer, s->tag, s->any_tag);
     s->world = s->peer == UCOLL_ANY_SOURCE ? -1 : ucoll__comm_world_rank(s->comm, s->peer);
-    queued = ucoll__match_unexp(&p->match, &s->match);
-    if (queued) {
-        start_recv(p, req, ucoll_container_of(queued, p2p_msg_t, match));
-        return;
+    while ((queued = ucoll__match_unexp(&p->match, &s->match)) != NULL) {
+        p2p_msg_t *msg = ucoll_container_of(queued, p2p_msg_t, match);
+
+        if (ucoll_likely(comm_sender_ok(s->comm, msg->rts.h.src, msg->rts.h.src_world))) {
+            start_recv(p, req, msg);
+            return;
+        }
+        msg_foreign(p, msg);
     }
     if (s->world >= 0) {
         /* connecting lets UCX notice a dead peer even if we never send */
@@ -577,10 +749,17 @@ static void post_recv(ucoll_p2p_t *p, ucoll_req_t *req)
 static void deliver(ucoll_p2p_t *p, p2p_msg_t *msg)
 {
     const wire_hdr_t *h = &msg->rts.h;
-    ucoll_match_recv_t *e = ucoll__match_posted(&p->match, h->ctx_id, h->src, h->tag);
+    ucoll_match_recv_t *e = ucoll__match_posted_peek(&p->match, h->ctx_id, h->src, h->tag);
+    ucoll_req_t *req;
 
     if (e) {
-        start_recv(p, ucoll_container_of(e, ucoll_req_t, u.p2p.match), msg);
+        req = ucoll_container_of(e, ucoll_req_t, u.p2p.match);
+        if (ucoll_unlikely(!comm_sender_ok(req->u.p2p.comm, h->src, h->src_world))) {
+            msg_foreign(p, msg); /* the receive stays posted */
+            return;
+        }
+        ucoll__match_unpost(&p->match, e);
+        start_recv(p, req, msg);
     } else if (ucoll__match_unexp_add(&p->match, &msg->match) != UCOLL_OK) {
         ucoll_error("out of memory queueing a message from rank %u: dropped", msg->rts.h.src_world);
         msg_free(p, msg);
@@ -590,8 +769,10 @@ static void deliver(ucoll_p2p_t *p, p2p_msg_t *msg)
 /* An in-order eager message with a posted receive: credit the sender, copy
  * straight into the user's buffer and complete. Returns 0 (and changes
  * nothing) when the message has to take the general path. */
-static inline int eager_fast(ucoll_p2p_t *p, const wire_hdr_t *h, const void *data, size_t length)
+static inline int eager_fast(ucoll_p2p_t *p, const ucoll_wire_msg_t *m)
 {
+    const wire_hdr_t *h = &m->h;
+    size_t length = m->length;
     p2p_peer_t *peer = &p->peers[h->src_world];
     ucoll_match_recv_t *e;
     ucoll_req_t *req;
@@ -599,11 +780,15 @@ static inline int eager_fast(ucoll_p2p_t *p, const wire_hdr_t *h, const void *da
     if (ucoll_unlikely(h->seq != peer->recv_seq || !ucoll_list_empty(&peer->ooo))) {
         return 0;
     }
-    e = ucoll__match_posted(&p->match, h->ctx_id, h->src, h->tag);
+    e = ucoll__match_posted_peek(&p->match, h->ctx_id, h->src, h->tag);
     if (ucoll_unlikely(e == NULL)) {
         return 0;
     }
     req = ucoll_container_of(e, ucoll_req_t, u.p2p.match);
+    if (ucoll_unlikely(!comm_sender_ok(req->u.p2p.comm, h->src, h->src_world))) {
+        return 0; /* deliver drops it */
+    }
+    ucoll__match_unpost(&p->match, e);
     peer->credits += h->credits;
     peer->recv_seq++;
     req->status.source = h->src;
@@ -611,7 +796,7 @@ static inline int eager_fast(ucoll_p2p_t *p, const wire_hdr_t *h, const void *da
     req->status.bytes = length;
     req->u.p2p.world = (int)h->src_world;
     req->u.p2p.proto = UCOLL_PROTO_EAGER;
-    copy_bytes(req->u.p2p.buf, data, UCOLL_MIN(length, req->u.p2p.bytes));
+    copy_bytes(req->u.p2p.buf, m->data, UCOLL_MIN(length, req->u.p2p.bytes));
     p->st.rmsgs[0]++;
     p->st.rbytes[0] += length;
     credits_consumed(p, (int)h->src_world, length + sizeof(wire_hdr_t));
@@ -619,64 +804,56 @@ static inline int eager_fast(ucoll_p2p_t *p, const wire_hdr_t *h, const void *da
     return 1;
 }
 
-/* Every message that eager_fast did not take: copied and queued, reordered,
- * or announced for rendezvous. Returns 1 when it keeps the rendezvous
- * descriptor data. */
-static __attribute__((noinline)) int am_msg_slow(ucoll_ctx_t *ctx, const void *header,
-                                                 size_t header_length, void *data, size_t length,
-                                                 int rndv)
+/* Every message that eager_fast did not take (checked: decoded and
+ * msg_check): copied and queued, reordered, or announced for rendezvous.
+ * Returns 1 when it keeps the rendezvous descriptor. */
+static __attribute__((noinline)) int am_msg_slow(ucoll_p2p_t *p, const ucoll_wire_msg_t *m)
 {
-    ucoll_p2p_t *p = ctx->p2p;
-    wire_rts_t rts;
-    p2p_peer_t *peer;
+    const wire_hdr_t *h = &m->h;
+    p2p_peer_t *peer = &p->peers[h->src_world];
+    int rndv = h->proto == UCOLL_PROTO_RNDV_AM;
+    ucoll_list_t *pos = &peer->ooo;
     p2p_msg_t *msg;
-    ucoll_list_t *pos;
     size_t copy;
 
-    if (header_length < sizeof(wire_hdr_t)) {
-        return 0;
-    }
-    memset(&rts, 0, sizeof(rts));
-    memcpy(&rts, header, UCOLL_MIN(header_length, sizeof(rts)));
-    if (rts.h.src_world >= (uint32_t)ctx->size) {
-        return 0;
-    }
-    peer = &p->peers[rts.h.src_world];
-    peer->credits += rts.h.credits;
-
-    copy = rndv ? 0 : (rts.h.proto == UCOLL_PROTO_EAGER ? length : rts.h.rkey_len);
-    msg = malloc(sizeof(*msg) + copy);
-    if (msg == NULL) {
-        ucoll_error("out of memory receiving a message from rank %u", rts.h.src_world);
-        return 0;
-    }
-    msg->rts = rts;
-    msg->desc = rndv ? data : NULL;
-    ucoll__match_msg_init(&msg->match, rts.h.ctx_id, rts.h.src, rts.h.tag, copy);
-    msg->cost = rts.h.proto == UCOLL_PROTO_EAGER ? length + sizeof(wire_hdr_t) : 0;
-    if (rts.h.proto == UCOLL_PROTO_EAGER) {
-        msg->rts.h.len = length;
-        if (copy) {
-            memcpy(msg->data, data, copy);
-        }
-    } else if (copy) {
-        if (header_length < sizeof(wire_rts_t) + copy) {
-            free(msg);
-            return 0;
-        }
-        memcpy(msg->data, (const char *)header + sizeof(wire_rts_t), copy);
-    }
-
-    if (rts.h.seq != peer->recv_seq) {
-        /* early: wait for the gap to fill, ordered by seq */
-        p->st.ooo++;
+    if (h->seq != peer->recv_seq) {
+        /* early: its place in the reorder list, by seq; one already there
+         * is a duplicate */
         ucoll_list_for_each(pos, &peer->ooo)
         {
-            p2p_msg_t *m = ucoll_container_of(pos, p2p_msg_t, match.link);
-            if ((int32_t)(m->rts.h.seq - rts.h.seq) > 0) {
+            const p2p_msg_t *o = ucoll_container_of(pos, p2p_msg_t, match.link);
+            int32_t d = (int32_t)(o->rts.h.seq - h->seq);
+
+            if (d == 0) {
+                refuse(p, UCOLL_AM_MSG, UCOLL_WIRE_ESEQ);
+                return 0;
+            }
+            if (d > 0) {
                 break;
             }
         }
+    }
+    peer->credits += h->credits;
+
+    /* the payload of an eager message, the packed rkey of a get */
+    copy = h->proto == UCOLL_PROTO_EAGER ? m->length : h->rkey_len;
+    msg = malloc(sizeof(*msg) + copy);
+    if (msg == NULL) {
+        ucoll_error("out of memory receiving a message from rank %u", h->src_world);
+        return 0;
+    }
+    msg->rts.h = *h;
+    msg->rts.cookie = m->cookie;
+    msg->rts.raddr = m->raddr;
+    msg->desc = rndv ? m->data : NULL;
+    ucoll__match_msg_init(&msg->match, h->ctx_id, h->src, h->tag, copy);
+    msg->cost = h->proto == UCOLL_PROTO_EAGER ? m->length + sizeof(wire_hdr_t) : 0;
+    if (copy) {
+        memcpy(msg->data, h->proto == UCOLL_PROTO_EAGER ? m->data : m->rkey, copy);
+    }
+
+    if (h->seq != peer->recv_seq) {
+        p->st.ooo++;
         ucoll_list_insert_between(&msg->match.link, pos->prev, pos);
         ucoll_list_init(&msg->match.ctx_link);
         return rndv;
@@ -703,58 +880,63 @@ static int am_msg_cb(void *arg, const void *header, size_t header_length, void *
                      int rndv)
 {
     ucoll_ctx_t *ctx = arg;
-    const wire_hdr_t *h;
+    ucoll_p2p_t *p = ctx->p2p;
+    ucoll_wire_msg_t m;
+    int ret;
 
-    if (ucoll_unlikely(ctx->p2p == NULL)) {
+    if (ucoll_unlikely(p == NULL)) {
         return 0;
     }
-    if (header_length == 0 && !rndv && length >= sizeof(wire_hdr_t)) {
-        header = data;
-        header_length = sizeof(wire_hdr_t);
-        data = (char *)data + sizeof(wire_hdr_t);
-        length -= sizeof(wire_hdr_t);
+    ret =
+        ucoll__wire_decode_msg(header, header_length, data, length, rndv, (uint32_t)ctx->size, &m);
+    if (ucoll_likely(ret == UCOLL_WIRE_OK)) {
+        ret = msg_check(p, &m);
     }
-    if (ucoll_likely(!rndv && header_length == sizeof(wire_hdr_t))) {
-        /* eager: the header is read in place; only a message that has to
-         * wait is copied */
-        h = header;
-        if (ucoll_likely(h->src_world < (uint32_t)ctx->size && h->proto == UCOLL_PROTO_EAGER) &&
-            eager_fast(ctx->p2p, h, data, length)) {
-            return 0;
-        }
+    if (ucoll_unlikely(ret != UCOLL_WIRE_OK)) {
+        refuse(p, UCOLL_AM_MSG, ret);
+        return 0; /* a rendezvous descriptor is dropped by UCX */
     }
-    return am_msg_slow(ctx, header, header_length, data, length, rndv);
+    if (ucoll_likely(m.h.proto == UCOLL_PROTO_EAGER) && eager_fast(p, &m)) {
+        return 0;
+    }
+    return am_msg_slow(p, &m);
 }
 
+/* UCOLL_AM_CTL: returned credits, or the receiver's answer to an
+ * announcement (CTS: post the tagged send; FIN: the get is done). */
 static int am_ctl_cb(void *arg, const void *header, size_t header_length, void *data, size_t length,
                      int rndv)
 {
     ucoll_ctx_t *ctx = arg;
     ucoll_p2p_t *p = ctx->p2p;
+    ucoll_req_t *req = NULL;
+    p2p_peer_t *peer;
     ucoll_tl_op_t *op;
     wire_ctl_t ctl;
-    ucoll_req_t *req;
     int ret;
 
-    if (p == NULL || header_length < sizeof(ctl)) {
+    if (p == NULL) {
         return 0;
     }
-    memcpy(&ctl, header, sizeof(ctl));
-    if (ctl.src_world >= (uint32_t)ctx->size) {
+    ret = ucoll__wire_decode_ctl(header, header_length, data, length, rndv, (uint32_t)ctx->size,
+                                 &ctl);
+    if (ret == UCOLL_WIRE_OK &&
+        ctl.credits > ctx->cfg.eager_credits - p->peers[ctl.src_world].credits) {
+        ret = UCOLL_WIRE_ECREDITS;
+    }
+    if (ret == UCOLL_WIRE_OK && ctl.type != UCOLL_CTL_CREDIT) {
+        ret = handle_find(p, &ctl, &req);
+    }
+    if (ret != UCOLL_WIRE_OK) {
+        refuse(p, UCOLL_AM_CTL, ret);
         return 0;
     }
-    p->peers[ctl.src_world].credits += ctl.credits;
-    if (ctl.type == UCOLL_CTL_CREDIT) {
-        return 0;
+    peer = &p->peers[ctl.src_world];
+    peer->credits += ctl.credits;
+    if (req == NULL) {
+        return 0; /* CREDIT, or an answer to a send that failed meanwhile */
     }
-    req = (ucoll_req_t *)(uintptr_t)ctl.cookie;
-    /* a request failed meanwhile (and maybe reused) is not in flight for
-     * this peer with this seq any more */
-    if (req == NULL || req->kind != UCOLL_REQ_SEND || req->complete || !req->u.p2p.inflight ||
-        req->u.p2p.world != (int)ctl.src_world || req->u.p2p.seq != ctl.seq ||
-        req->u.p2p.op != NULL) {
-        return 0;
-    }
+    handle_put(p, req);
     if (ctl.type == UCOLL_CTL_FIN || ctl.status != UCOLL_OK) {
         inflight_del(req);
         reg_put(p, req);
@@ -818,6 +1000,7 @@ static void on_peer_failure(ucoll_ctx_t *ctx, int rank, int status)
     {
         req = ucoll_container_of(pos, ucoll_req_t, u.p2p.peer_link);
         inflight_del(req);
+        handle_put(p, req);
         if (req->u.p2p.op) {
             ucoll_tl_op_t *op = req->u.p2p.op;
 
@@ -905,6 +1088,7 @@ int ucoll__p2p_init(ucoll_ctx_t *ctx)
     p->tl = ctx->tl;
     ucoll__match_init(&p->match);
     ucoll_list_init(&p->deferred);
+    p->handle_free = HANDLE_NONE;
     p->credit_batch = UCOLL_MAX(ctx->cfg.eager_credits / 4, (size_t)1);
     for (i = 0; i < ctx->size; i++) {
         ucoll_list_init(&p->peers[i].ooo);
@@ -957,6 +1141,23 @@ static void print_stats(ucoll_p2p_t *p)
             p->ctx->rank, s->msgs[0], s->bytes[0], s->msgs[1], s->bytes[1], s->fallback,
             s->rmsgs[0], s->rbytes[0], s->rmsgs[1], s->rbytes[1], s->credit_msgs, ms->unexp_peak,
             ms->unexp_bytes_peak, ms->posted_peak, s->ooo);
+    if (s->nbad || s->stale) {
+        char why[512];
+        size_t n = 0;
+        int i;
+
+        why[0] = '\0';
+        for (i = 1; i < UCOLL_WIRE_NERR && n < sizeof(why); i++) {
+            if (s->bad[i]) {
+                n += (size_t)snprintf(why + n, sizeof(why) - n, "%s%s %" PRIu64, n ? ", " : "",
+                                      ucoll__wire_strerror(i), s->bad[i]);
+            }
+        }
+        fprintf(stderr,
+                "ucoll[%d] stats: malformed packets dropped %" PRIu64 " (%s); late answers %" PRIu64
+                "\n",
+                p->ctx->rank, s->nbad, why, s->stale);
+    }
     if (p->rcache) {
         ucoll_rcache_stats_t rs;
 
@@ -1001,6 +1202,7 @@ void ucoll__p2p_cleanup(ucoll_ctx_t *ctx)
         {
             ucoll_req_t *req = ucoll_container_of(pos, ucoll_req_t, u.p2p.peer_link);
             inflight_del(req);
+            handle_put(p, req);
             reg_put(p, req);
         }
         ucoll_list_for_each_safe(pos, tmp, &p->peers[i].ooo)
@@ -1026,9 +1228,20 @@ void ucoll__p2p_cleanup(ucoll_ctx_t *ctx)
     }
     ucoll__rcache_destroy(p->rcache);
     p->tl->on_failure = NULL;
+    free(p->handles);
     free(p->peers);
     free(p);
     ctx->p2p = NULL;
+}
+
+uint64_t ucoll__p2p_refused(const ucoll_ctx_t *ctx, int why)
+{
+    const ucoll_p2p_t *p = ctx->p2p;
+
+    if (p == NULL || why < 0 || why >= UCOLL_WIRE_NERR) {
+        return 0;
+    }
+    return why ? p->st.bad[why] : p->st.nbad;
 }
 
 /* ---- net ops for the collective executor ---------------------------------- */

@@ -20,6 +20,10 @@ int ucoll__p2p_init(ucoll_ctx_t *ctx);
  * did not run or failed. */
 void ucoll__p2p_cleanup(ucoll_ctx_t *ctx);
 
+/* Packets the active-message handlers refused since init for reason why
+ * (UCOLL_WIRE_E*, lib/transport/wire.h), or in all when why is 0. */
+uint64_t ucoll__p2p_refused(const ucoll_ctx_t *ctx, int why);
+
 /* ---- for the public calls (lib/p2p.c), arguments already checked ---- */
 
 /* A user request (kind UCOLL_REQ_SEND or UCOLL_REQ_RECV) of bytes to or

@@ -34,6 +34,8 @@ struct ucoll_p2p_req {
     ucoll_list_t peer_link;   /* in the peer's in-flight list */
     void *op;                 /* ucoll_tl_op_t of the transport operation in flight */
     void *msg;                /* matched announcement awaiting its fetch */
+    uint64_t handle;          /* RNDV_TAG/GET send: its cookie while it waits for CTS/FIN */
+    uint64_t peer_cookie;     /* RNDV_GET receive: the sender's cookie, echoed in FIN */
     void *reg;                /* RNDV_GET send: ucoll_reg_t from the registration cache */
 };
 

@@ -27,6 +27,7 @@
 #ifndef UCOLL_TRANSPORT_WIRE_H
 #define UCOLL_TRANSPORT_WIRE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum { UCOLL_PROTO_EAGER, UCOLL_PROTO_RNDV_AM, UCOLL_PROTO_RNDV_TAG, UCOLL_PROTO_RNDV_GET };
@@ -63,5 +64,88 @@ typedef struct {
     uint32_t pad;
     uint64_t cookie;
 } wire_ctl_t;
+
+_Static_assert(sizeof(wire_rts_t) == 56, "wire_rts_t has no implicit padding");
+_Static_assert(sizeof(wire_ctl_t) == 32, "wire_ctl_t has no implicit padding");
+
+/*
+ * Decoding. Every byte of an active message comes from outside the process:
+ * a peer with a bug, a mismatched build, or anyone who can reach the worker.
+ * The handlers of lib/progress/p2p.c therefore read a header only through
+ * these decoders, which check it against what UCX delivered (the lengths of
+ * the AM header and data, and whether the data is a rendezvous descriptor)
+ * and against the ranges its fields may take, and refuse anything else.
+ * They are pure functions of their arguments (no UCX, no context), so that
+ * unit tests and the fuzzer (tests/fuzz) can drive them directly.
+ *
+ * What the decoders cannot know, the handlers check against their state
+ * before any of it changes: credits never returned beyond what was lent,
+ * sequence numbers not already delivered or queued, a cookie naming a send
+ * that waits for this peer; and, when a receive is about to take a message,
+ * that its sender is the member of the receive's communicator it claims to
+ * be. A refused packet is dropped whole and counted; its reason is one of
+ * ucoll_wire_err_t.
+ */
+
+/* Why a packet was refused; UCOLL_WIRE_OK (0) when it was not. */
+typedef enum {
+    UCOLL_WIRE_OK = 0,
+    UCOLL_WIRE_ESIZE,   /* header or data length not what the protocol sends */
+    UCOLL_WIRE_EPROTO,  /* unknown protocol or control type */
+    UCOLL_WIRE_ERNDV,   /* UCX's rendezvous flag disagrees with the protocol */
+    UCOLL_WIRE_EPAD,    /* a field that must be zero is not */
+    UCOLL_WIRE_ERANK,   /* sender's job rank or communicator rank out of range */
+    UCOLL_WIRE_ETAG,    /* point-to-point tag outside 0..UCOLL_TAG_UB */
+    UCOLL_WIRE_ELEN,    /* message size disagrees with the data delivered */
+    UCOLL_WIRE_ERKEY,   /* remote key length wrong for the protocol */
+    UCOLL_WIRE_ECOOKIE, /* cookie missing, or set where none is sent */
+    UCOLL_WIRE_ESTATUS, /* control status other than OK or truncation */
+    /* checked by the handlers against their state */
+    UCOLL_WIRE_ECREDITS, /* returns more eager credits than were lent */
+    UCOLL_WIRE_ESEQ,     /* sequence number already delivered or queued */
+    UCOLL_WIRE_ECOMM,    /* sender is not that rank of the communicator */
+    UCOLL_WIRE_EHANDLE,  /* cookie that no send of ours was ever given */
+    UCOLL_WIRE_NERR
+} ucoll_wire_err_t;
+
+/* Short text of a reason ("header or data length", ...). */
+const char *ucoll__wire_strerror(int err);
+
+/* A decoded UCOLL_AM_MSG. */
+typedef struct {
+    wire_hdr_t h;     /* the header, checked; h.len is the message size */
+    uint64_t cookie;  /* RNDV_TAG/GET: the sender's handle, never 0 */
+    uint64_t raddr;   /* RNDV_GET: address of the payload at the sender */
+    const void *rkey; /* RNDV_GET: h.rkey_len bytes of packed rkey, inside the AM header */
+    void *data;       /* EAGER: the payload; RNDV_AM: UCX's data descriptor; else NULL */
+    size_t length;    /* EAGER, RNDV_AM: h.len; else 0 */
+} ucoll_wire_msg_t;
+
+/*
+ * Decode a UCOLL_AM_MSG as UCX delivered it: AM header and its length (0
+ * when the packet is packed: wire_hdr_t at the start of data), data and its
+ * length, rndv when data is a rendezvous descriptor (length then is the size
+ * UCX announces), from a job of world_size ranks. Checks, per protocol:
+ *   EAGER     header exactly wire_hdr_t, not rndv, h.len == bytes of data
+ *   RNDV_AM   header exactly wire_hdr_t, rndv, h.len == length
+ *   RNDV_TAG  header exactly wire_rts_t, no data, cookie != 0, raddr == 0
+ *   RNDV_GET  header exactly wire_rts_t + rkey_len > 0 bytes, no data,
+ *             cookie != 0
+ * and for all: src_world and src in [0, world_size), a tag of the
+ * point-to-point space in 0..UCOLL_TAG_UB, pad == 0, rkey_len == 0 but for
+ * RNDV_GET. UCOLL_WIRE_OK and *msg_p filled, or the reason (msg_p
+ * untouched). msg_p->rkey and ->data point into header and data.
+ */
+int ucoll__wire_decode_msg(const void *header, size_t header_length, void *data, size_t length,
+                           int rndv, uint32_t world_size, ucoll_wire_msg_t *msg_p);
+
+/*
+ * Decode a UCOLL_AM_CTL: header exactly wire_ctl_t, no data, not rndv, a
+ * known type, src_world in [0, world_size), pad == 0; CREDIT with cookie,
+ * seq and status 0; CTS and FIN with a cookie != 0 and status UCOLL_OK or
+ * UCOLL_ERR_TRUNCATE. UCOLL_WIRE_OK and *ctl_p filled, or the reason.
+ */
+int ucoll__wire_decode_ctl(const void *header, size_t header_length, const void *data,
+                           size_t length, int rndv, uint32_t world_size, wire_ctl_t *ctl_p);
 
 #endif
