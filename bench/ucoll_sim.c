@@ -389,9 +389,19 @@ int main(int argc, char **argv)
             continue;
         }
         for (; reg && *reg; reg++) {
-            if (algo == NULL || strcmp(algo, (*reg)->id) == 0) {
-                run_one(&st, *reg, p);
+            if (algo != NULL && strcmp(algo, (*reg)->id) != 0) {
+                continue;
             }
+            if ((*reg)->build == NULL) {
+                /* no schedule: it runs through one node's shared memory */
+                if (algo != NULL) {
+                    printf("# %s/%s runs through shared memory, not messages: nothing to "
+                           "simulate\n",
+                           ucoll__coll_name(st.coll), (*reg)->id);
+                }
+                continue;
+            }
+            run_one(&st, *reg, p);
         }
     }
     return 0;

@@ -4,6 +4,7 @@
  */
 #include "core.h"
 #include "algos/algos.h"
+#include "progress/shm.h"
 #include "transport/bootstrap.h"
 
 #include <string.h>
@@ -87,6 +88,7 @@ int ucoll__comm_create_world(ucoll_ctx_t *ctx)
 
 void ucoll__comm_destroy(ucoll_comm_t *comm)
 {
+    ucoll__shm_destroy(comm);
     ucoll__coll_cache_free(comm);
     ucoll_list_del(&comm->link);
     free(comm->world);

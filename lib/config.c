@@ -53,6 +53,7 @@ static const char *modex_names[] = {"fence", "direct", NULL};
 static const char *boot_names[] = {"auto", "pmix", "singleton", "env", NULL};
 static const char *wait_names[] = {"spin", "block", "hybrid", "yield", "auto", NULL};
 static const char *rndv_names[] = {"auto", "tag", "am", "get", NULL};
+static const char *shm_names[] = {"auto", "off", NULL};
 
 #define OFF(_f) offsetof(ucoll_config_t, _f)
 #define ALGO_ROW(_c, _lc)                                                                 \
@@ -121,6 +122,15 @@ static const cfg_row_t cfg_table[] = {
      OFF(model_oversub_alpha), NULL, 0, 1, 0, "0 to 1 (seconds)"},
     {"TUNE_FILE", CFG_STRING, "", "file of selection rules 'op:lo-hi:@algo' overriding the model",
      OFF(tune_file), NULL},
+    {"SHM", CFG_ENUM, "auto",
+     "collectives through shared memory mapped by UCX: auto (on communicators whose ranks share "
+     "a node and reach each other's memory), off",
+     OFF(shm), shm_names},
+    /* 256k: see lib/progress/shm.c for the measurements */
+    {"SHM_SIZE", CFG_SIZE, "256k",
+     "bytes of each rank's shared-memory region per communicator (larger messages go through "
+     "it in pieces)",
+     OFF(shm_size), NULL, 4096, 1 << 30, 0, "4k to 1g"},
     ALGO_ROW(BARRIER, "barrier"),
     ALGO_ROW(BCAST, "bcast"),
     ALGO_ROW(REDUCE, "reduce"),
@@ -140,7 +150,7 @@ static const cfg_row_t cfg_table[] = {
 };
 
 /* The algorithm rows were written in ucoll_coll_t order; keep them so. */
-_Static_assert(sizeof(cfg_table) / sizeof(cfg_table[0]) == 19 + UCOLL_COLL_LAST,
+_Static_assert(sizeof(cfg_table) / sizeof(cfg_table[0]) == 21 + UCOLL_COLL_LAST,
                "one ALGO row per collective");
 
 #define NROWS (sizeof(cfg_table) / sizeof(cfg_table[0]))

@@ -49,6 +49,7 @@ typedef enum {
     UCOLL_WAIT_AUTO /* resolved at init: spin, or yield when oversubscribed */
 } ucoll_wait_mode_t;
 typedef enum { UCOLL_RNDV_AUTO, UCOLL_RNDV_TAG, UCOLL_RNDV_AM, UCOLL_RNDV_GET } ucoll_rndv_mode_t;
+typedef enum { UCOLL_SHM_MODE_AUTO, UCOLL_SHM_MODE_OFF } ucoll_shm_mode_t;
 
 typedef struct ucoll_config {
     int log_level;        /* ucoll_log_level_t */
@@ -68,6 +69,8 @@ typedef struct ucoll_config {
     double model_alpha, model_beta, model_gamma; /* selection model, s and s/B */
     double model_oversub_alpha;                  /* added to alpha when ranks outnumber PUs */
     char *tune_file;                             /* selection rules file, NULL = none */
+    int shm;                                     /* ucoll_shm_mode_t */
+    size_t shm_size;                             /* bytes of each rank's shared region */
     char *algo[UCOLL_COLL_LAST];                 /* forced algorithm ids, NULL = model */
 } ucoll_config_t;
 

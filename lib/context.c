@@ -68,6 +68,7 @@ static int ctx_alloc(ucoll_ctx_t **ctx_p)
     ucoll_list_init(&ctx->comms);
     ucoll_list_init(&ctx->req_free);
     ucoll_list_init(&ctx->req_chunks);
+    ucoll_list_init(&ctx->shm_active);
     *ctx_p = ctx;
     return UCOLL_OK;
 }
@@ -162,7 +163,7 @@ static uint64_t hash_file(const char *path)
     return h;
 }
 
-#define AGREE_FIXED 7
+#define AGREE_FIXED 9
 
 /*
  * Every input of algorithm selection must be the same on every rank, or two
@@ -177,7 +178,8 @@ static int ctx_agree(ucoll_ctx_t *ctx)
     enum { N = AGREE_FIXED + UCOLL_COLL_LAST };
     static const char *names[AGREE_FIXED] = {
         "UCOLL_MODEL_ALPHA", "UCOLL_MODEL_BETA", "UCOLL_MODEL_GAMMA", "UCOLL_MODEL_OVERSUB_ALPHA",
-        "UCOLL_SEGMENT_SIZE", "UCOLL_RADIX", "UCOLL_TUNE_FILE (its contents)"};
+        "UCOLL_SEGMENT_SIZE", "UCOLL_RADIX", "UCOLL_TUNE_FILE (its contents)", "UCOLL_SHM",
+        "UCOLL_SHM_SIZE"};
     const ucoll_config_t *c = &ctx->cfg;
     uint64_t mine[1 + N], *all;
     int status = UCOLL_OK, k, r;
@@ -190,6 +192,10 @@ static int ctx_agree(ucoll_ctx_t *ctx)
     mine[5] = hash_bytes(5, &c->seg_size, sizeof(size_t));
     mine[6] = hash_bytes(6, &c->radix, sizeof(unsigned));
     mine[7] = hash_file(c->tune_file);
+    /* whether and how a communicator sets up shared memory decides what
+     * its collectives send */
+    mine[8] = hash_bytes(8, &c->shm, sizeof(int));
+    mine[9] = hash_bytes(9, &c->shm_size, sizeof(size_t));
     for (k = 0; k < UCOLL_COLL_LAST; k++) {
         mine[1 + AGREE_FIXED + k] = hash_str(c->algo[k]);
     }

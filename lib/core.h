@@ -43,6 +43,8 @@ struct ucoll_comm {
     int wired;         /* an endpoint to every member exists (first ANY_SOURCE) */
     int spans_nodes;   /* members on more than one node (or locality unknown) */
     void *coll_cache;  /* sealed schedules by call shape (lib/algos/algos.c) */
+    struct ucoll_shm *shm; /* shared-memory state, made at the first call that may use it
+                            * (lib/progress/shm.h); NULL until then */
     ucoll_list_t link; /* in ctx->comms */
 };
 
@@ -78,6 +80,8 @@ struct ucoll_ctx {
     /* agreed by every rank at init (ctx_agree): some node of the job has more
      * ranks than processing units, so the model charges for waking peers */
     int oversub;
+    /* communicators with shared-memory collectives queued (lib/progress/shm.c) */
+    ucoll_list_t shm_active;
 };
 
 /* Selection settings of ctx->cfg (algorithm, segment size, radix, model,

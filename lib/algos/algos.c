@@ -18,6 +18,7 @@
  * communicator pick the same algorithm.
  */
 #include "algos/algos.h"
+#include "progress/shm.h"
 #include "topo.h"
 #include "progress/request.h"
 #include "dtype.h"
@@ -37,6 +38,10 @@
 #define MODEL_BETA   2.0e-10
 #define MODEL_GAMMA  1.0e-10
 #define MODEL_LAMBDA 8.0e-11
+/* Shared memory (lib/progress/shm.h): a flag stored by one rank and seen
+ * by another polling it, one cache line between cores; measured with
+ * ucoll_bench barrier --algo shm at p = 2 (see lib/algos/barrier/shm.c). */
+#define MODEL_SHM_ALPHA 0.3e-6
 
 void ucoll__model_default(ucoll_model_t *m)
 {
@@ -45,6 +50,7 @@ void ucoll__model_default(ucoll_model_t *m)
     m->gamma = MODEL_GAMMA;
     m->lambda = MODEL_LAMBDA;
     m->wake = 0;
+    m->shm_alpha = MODEL_SHM_ALPHA;
 }
 
 /* The context's model: the settings (whose defaults are the constants
@@ -385,9 +391,15 @@ static tune_t *tune_load(ucoll_ctx_t *ctx)
 
 /* ---- selection ---------------------------------------------------------- */
 
-static int algo_can_serve(const ucoll_algo_t *al, const ucoll_coll_args_t *a, int p)
+/* A shared-memory row serves only where comm's shared memory is on (the
+ * same on every member once its setup is over). */
+static int algo_can_serve(const ucoll_algo_t *al, const ucoll_coll_args_t *a,
+                          const ucoll_comm_t *comm)
 {
-    return al->can_serve == NULL || al->can_serve(a, p);
+    if ((al->flags & UCOLL_ALGO_SHM) && !ucoll__shm_on(comm)) {
+        return 0;
+    }
+    return al->can_serve == NULL || al->can_serve(a, comm->size);
 }
 
 static double algo_cost(const ucoll_algo_t *al, const ucoll_coll_args_t *a, int p,
@@ -414,6 +426,7 @@ const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args
 
     prm_p->seg_size = ctx->cfg.seg_size;
     prm_p->radix = ctx->cfg.radix;
+    prm_p->shm_data = ucoll__shm_data_size(ctx);
     ctx_model(comm, &m);
     prm_p->model = m;
     if (reg == NULL || reg[0] == NULL) {
@@ -421,7 +434,7 @@ const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args
     }
     if (forced && forced[0]) {
         al = ucoll__algo_find(a->coll, forced);
-        if (al && algo_can_serve(al, a, p)) {
+        if (al && algo_can_serve(al, a, comm)) {
             ucoll_debug("%s: %s (forced), %zu bytes, p %d", cname, al->id, bytes, p);
             return al;
         }
@@ -436,7 +449,7 @@ const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args
                 continue;
             }
             al = ucoll__algo_find(a->coll, r->algo);
-            if (al && algo_can_serve(al, a, p)) {
+            if (al && algo_can_serve(al, a, comm)) {
                 if (r->seg) {
                     prm_p->seg_size = r->seg;
                 }
@@ -454,7 +467,7 @@ const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args
     for (; *reg; reg++) {
         double t;
         al = *reg;
-        if (!algo_can_serve(al, a, p)) {
+        if (!algo_can_serve(al, a, comm)) {
             continue;
         }
         t = algo_cost(al, a, p, prm_p, &m);
@@ -493,11 +506,12 @@ int ucoll__algo_rank(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_algo_
 
     prm.seg_size = comm->ctx->cfg.seg_size;
     prm.radix = comm->ctx->cfg.radix;
+    prm.shm_data = ucoll__shm_data_size(comm->ctx);
     ctx_model(comm, &m);
     prm.model = m;
     for (; reg && *reg && n < max; reg++, n++) {
         out[n].al = *reg;
-        out[n].serves = algo_can_serve(*reg, a, comm->size);
+        out[n].serves = algo_can_serve(*reg, a, comm);
         out[n].t = out[n].serves ? algo_cost(*reg, a, comm->size, &prm, &m) : 0;
     }
     qsort(out, (size_t)n, sizeof(*out), rank_cmp);
@@ -568,7 +582,8 @@ int ucoll__algo_explain(ucoll_comm_t *comm, const ucoll_coll_args_t *a, FILE *f)
  * v-variants (counts per rank, read through the caller's arrays) and
  * schedules that address memory outside the declared buffers are not
  * cached. Eviction is least recently used; a schedule still running when
- * evicted is freed when its run ends.
+ * evicted is freed when its run ends. A call served by a row without a
+ * schedule (shared memory) caches the row and its parameters instead.
  */
 #define CACHE_MAX 32
 
@@ -583,7 +598,9 @@ typedef struct cache_key {
 
 typedef struct cache_entry {
     cache_key_t key;
-    ucoll_sched_t *s;
+    ucoll_sched_t *s;        /* the schedule, or NULL: */
+    const ucoll_algo_t *al;  /* a row that starts without one, */
+    ucoll_algo_params_t prm; /* with these parameters */
     uint64_t used;
 } cache_entry_t;
 
@@ -646,7 +663,7 @@ static int key_eq(const cache_key_t *x, const cache_key_t *y)
            x->contained == y->contained && x->delta == y->delta;
 }
 
-static ucoll_sched_t *cache_find(ucoll_comm_t *comm, const cache_key_t *k)
+static const cache_entry_t *cache_find(ucoll_comm_t *comm, const cache_key_t *k)
 {
     ucoll_coll_cache_t *c = comm->coll_cache;
 
@@ -655,20 +672,22 @@ static ucoll_sched_t *cache_find(ucoll_comm_t *comm, const cache_key_t *k)
     }
     if (key_eq(&c->e[c->last].key, k)) {
         c->e[c->last].used = ++c->clock;
-        return c->e[c->last].s;
+        return &c->e[c->last];
     }
     for (int i = 0; i < c->n; i++) {
         if (key_eq(&c->e[i].key, k)) {
             c->last = i;
             c->e[i].used = ++c->clock;
-            return c->e[i].s;
+            return &c->e[i];
         }
     }
     return NULL;
 }
 
-/* Keep s under k; returns 0 (and keeps nothing) when out of memory. */
-static int cache_add(ucoll_comm_t *comm, const cache_key_t *k, ucoll_sched_t *s)
+/* Keep s (or, s NULL, the row al with prm) under k; returns 0 (and keeps
+ * nothing) when out of memory. */
+static int cache_add(ucoll_comm_t *comm, const cache_key_t *k, ucoll_sched_t *s,
+                     const ucoll_algo_t *al, const ucoll_algo_params_t *prm)
 {
     ucoll_coll_cache_t *c = comm->coll_cache;
     int i;
@@ -688,10 +707,16 @@ static int cache_add(ucoll_comm_t *comm, const cache_key_t *k, ucoll_sched_t *s)
                 i = j;
             }
         }
-        ucoll__sched_release(c->e[i].s);
+        if (c->e[i].s) {
+            ucoll__sched_release(c->e[i].s);
+        }
     }
     c->e[i].key = *k;
     c->e[i].s = s;
+    c->e[i].al = al;
+    if (prm) {
+        c->e[i].prm = *prm;
+    }
     c->e[i].used = ++c->clock;
     c->last = i;
     return 1;
@@ -705,52 +730,52 @@ void ucoll__coll_cache_free(ucoll_comm_t *comm)
         return;
     }
     for (int i = 0; i < c->n; i++) {
-        ucoll__sched_release(c->e[i].s);
+        if (c->e[i].s) {
+            ucoll__sched_release(c->e[i].s);
+        }
     }
     free(c);
     comm->coll_cache = NULL;
 }
 
-int ucoll__coll_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_t **req_p)
+int ucoll__coll_run(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_t *req,
+                    uint32_t tag)
 {
-    ucoll_ctx_t *ctx = comm->ctx;
+    const cache_entry_t *e;
     const ucoll_algo_t *al;
     ucoll_algo_params_t prm;
     ucoll_sched_t *s;
-    ucoll_req_t *req;
     cache_key_t key;
     size_t sb = 0, rb = 0;
-    uint32_t tag;
     int st, cacheable;
 
-    req = ucoll__req_alloc(ctx, UCOLL_REQ_COLL);
-    if (req == NULL) {
-        return UCOLL_ERR_NOMEM;
-    }
-    req->user = 1;
-    tag = comm->coll_seq;
     cacheable = coll_extents(a, comm, &sb, &rb);
     if (cacheable) {
         cache_key(comm, a, sb, rb, &key);
-        s = cache_find(comm, &key);
-        if (s) {
-            st = ucoll__sched_run(s, req, a->sbuf, a->rbuf, (int)tag);
-            if (st != UCOLL_OK) {
-                goto err_req;
-            }
-            goto started;
+        e = cache_find(comm, &key);
+        if (e && e->s) {
+            return ucoll__sched_run(e->s, req, a->sbuf, a->rbuf, (int)tag);
+        }
+        if (e) {
+            return e->al->start(comm, a, &e->prm, req);
         }
     }
 
     al = ucoll__algo_select(comm, a, &prm);
     if (al == NULL) {
         ucoll_debug("%s: no algorithm can serve the call", ucoll__coll_name(a->coll));
-        st = UCOLL_ERR_UNSUPPORTED;
-        goto err_req;
+        return UCOLL_ERR_UNSUPPORTED;
+    }
+    if (al->start) {
+        st = al->start(comm, a, &prm, req);
+        if (st == UCOLL_OK && cacheable) {
+            cache_add(comm, &key, NULL, al, &prm);
+        }
+        return st;
     }
     st = ucoll__sched_create(comm, (int)tag, &s);
     if (st != UCOLL_OK) {
-        goto err_req;
+        return st;
     }
     if (cacheable) {
         ucoll__sched_set_bufs(s, a->sbuf, sb, a->rbuf, rb);
@@ -764,25 +789,47 @@ int ucoll__coll_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_
                     ucoll_strerror(st));
         goto err_sched;
     }
-    if (cacheable && ucoll__sched_relocatable(s) && cache_add(comm, &key, s)) {
-        st = ucoll__sched_run(s, req, a->sbuf, a->rbuf, (int)tag);
-    } else {
-        st = ucoll__sched_start(s, req);
-        if (st != UCOLL_OK) {
-            goto err_sched;
-        }
+    if (cacheable && ucoll__sched_relocatable(s) && cache_add(comm, &key, s, NULL, NULL)) {
+        return ucoll__sched_run(s, req, a->sbuf, a->rbuf, (int)tag);
     }
+    st = ucoll__sched_start(s, req);
     if (st != UCOLL_OK) {
-        goto err_req;
+        goto err_sched;
     }
-started:
-    /* the call is committed: it owns this sequence number */
-    comm->coll_seq = (tag >= UCOLL_TAG_UB) ? 0 : tag + 1;
-    *req_p = req;
     return UCOLL_OK;
 
 err_sched:
     ucoll__sched_destroy(s);
+    return st;
+}
+
+int ucoll__coll_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_t **req_p)
+{
+    ucoll_req_t *req;
+    uint32_t tag;
+    int st, deferred;
+
+    req = ucoll__req_alloc(comm->ctx, UCOLL_REQ_COLL);
+    if (req == NULL) {
+        return UCOLL_ERR_NOMEM;
+    }
+    req->user = 1;
+    st = ucoll__shm_coll_gate(comm, a, req, &deferred);
+    if (st != UCOLL_OK) {
+        goto err_req;
+    }
+    if (!deferred) {
+        tag = comm->coll_seq;
+        st = ucoll__coll_run(comm, a, req, tag);
+        if (st != UCOLL_OK) {
+            goto err_req;
+        }
+        /* the call is committed: it owns this sequence number */
+        comm->coll_seq = (tag >= UCOLL_TAG_UB) ? 0 : tag + 1;
+    }
+    *req_p = req;
+    return UCOLL_OK;
+
 err_req:
     ucoll__req_release(req);
     return st;

@@ -42,6 +42,9 @@ typedef struct ucoll_coll_args {
 typedef struct ucoll_model {
     double alpha, beta, gamma, lambda;
     double wake;
+    /* shared memory (UCOLL_ALGO_SHM rows): seconds until a flag one rank
+     * stores is seen by another that polls it; copies cost lambda */
+    double shm_alpha;
 } ucoll_model_t;
 
 /* Start-up time of a round of n messages sent (or received) together:
@@ -55,6 +58,8 @@ typedef struct ucoll_algo_params {
     size_t seg_size;     /* bytes per segment for pipelined algorithms */
     unsigned radix;      /* k for k-nomial, k-ary, k-chain */
     ucoll_model_t model; /* the selection's model; all zero: ucoll__model_default */
+    size_t shm_data;     /* bytes of a rank's shared data area (UCOLL_SHM_SIZE less
+                          * the control lines); 0 without shared memory */
 } ucoll_algo_params_t;
 
 typedef struct ucoll_algo {
@@ -66,9 +71,20 @@ typedef struct ucoll_algo {
     /* Predicted time in seconds under model m; NULL = not modelled. */
     double (*cost)(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
                    const ucoll_model_t *m);
-    /* Append this rank's steps for the call to s. */
+    /* Append this rank's steps for the call to s. NULL for the rows that
+     * run without a schedule (start). */
     int (*build)(ucoll_sched_t *s, const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm);
+    /* Rows without a schedule (flag UCOLL_ALGO_SHM): start the call on comm
+     * for req, which completes when the call does. UCOLL_OK or an error
+     * (then req is untouched). */
+    int (*start)(ucoll_comm_t *comm, const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm,
+                 ucoll_req_t *req);
+    unsigned flags; /* UCOLL_ALGO_* */
 } ucoll_algo_t;
+
+/* The row runs through the communicator's shared memory (lib/algos/shm.c):
+ * selection considers it only where that is on (the same on every rank). */
+#define UCOLL_ALGO_SHM 1u
 
 /* The registry of one operation: NULL-terminated list of algorithms. */
 const ucoll_algo_t *const *ucoll__algos(ucoll_coll_t coll);
@@ -110,6 +126,41 @@ int ucoll__algo_explain(ucoll_comm_t *comm, const ucoll_coll_args_t *a, FILE *f)
 /* Build and start a collective: select, build the schedule, start it, and
  * hand back the request. Used by every ucoll_i<op> entry point. */
 int ucoll__coll_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_t **req_p);
+/* Start the call a for req under sequence number tag (from the schedule
+ * cache, or selecting and building); the part of ucoll__coll_start after
+ * the sequence number is taken, also used for calls that waited for the
+ * communicator's shared-memory setup. UCOLL_OK or an error (req untouched). */
+int ucoll__coll_run(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_t *req,
+                    uint32_t tag);
+
+/* ---- shared memory (algos/shm.c) ----------------------------------------- */
+
+/* Called by ucoll__coll_start first. When the call may run through shared
+ * memory and comm has not settled whether it can, the first such call
+ * starts comm's setup (two small collectives, nonblocking) and every such
+ * call waits for its end: it takes its sequence number now and runs once
+ * the setup is over; *deferred_p = 1 then, and req completes later. The
+ * decision depends only on what every rank shares (the call, the agreed
+ * settings, comm's size), so all ranks defer alike. */
+int ucoll__shm_coll_gate(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_t *req,
+                         int *deferred_p);
+/* Bytes of a rank's shared data area under ctx's settings (the same on all
+ * ranks), for selection. */
+size_t ucoll__shm_data_size(const ucoll_ctx_t *ctx);
+/* For the shared-memory rows' start: an op of comm's shared memory for
+ * the call a and req, polled by poll (progress/shm.h); NULL when out of
+ * memory. The row sets op->chunk if it cuts the call, then starts it with
+ * ucoll__shm_op_start. */
+struct ucoll_shm_op;
+struct ucoll_shm_op *ucoll__shm_op_new(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
+                                       ucoll_req_t *req, int (*poll)(struct ucoll_shm_op *op));
+/* Bytes of the pieces a shared-memory row cuts large calls into: the
+ * segment size when set (UCOLL_SEGMENT_SIZE, a tuning rule), else deflt;
+ * at most the data area, a multiple of unit, at least unit. */
+size_t ucoll__shm_piece(const ucoll_algo_params_t *prm, size_t deflt, size_t unit);
+/* Model: one wait for a flag in shared memory, shm_alpha plus the wake-up
+ * of a descheduled peer when ranks outnumber processing units. */
+double ucoll__shm_hop(const ucoll_model_t *m);
 /* Drop comm's cached schedules (at comm destruction). */
 void ucoll__coll_cache_free(ucoll_comm_t *comm);
 

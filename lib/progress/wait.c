@@ -11,12 +11,18 @@
 #include "progress/request.h"
 #include "transport/net.h"
 #include "progress/sched.h"
+#include "progress/shm.h"
 #include "transport/ucx.h"
 
 #include <poll.h>
 #include <sched.h>
+#include <time.h>
 
 #define SLEEP_CAP_MS 100
+/* Shared-memory ops queued: the sleeping modes nap this long between idle
+ * polls instead of sleeping on the worker fd (a flag in shared memory
+ * wakes nobody), after polling and yielding for UCOLL_SPIN_TIME. */
+#define SHM_NAP_NS 20000
 
 int ucoll_progress(ucoll_ctx_t *ctx)
 {
@@ -30,6 +36,9 @@ int ucoll_progress(ucoll_ctx_t *ctx)
     }
     if (ucoll__exec_pending(ctx)) {
         n += ucoll__exec_progress(ctx);
+    }
+    if (ucoll__shm_pending(ctx)) {
+        n += ucoll__shm_progress(ctx);
     }
     return n;
 }
@@ -80,6 +89,27 @@ static int timed_out(ucoll_ctx_t *ctx, const volatile int *flag)
     return 1;
 }
 
+/* Idle while shared-memory ops are queued, in the sleeping modes: their
+ * flags raise no event, so poll, giving the core away (sched_yield), for
+ * spin_ns since the idle stretch began, then take short naps, which leave
+ * the core to peers that share it and still see a flag within tens of
+ * microseconds. The liveness watch runs here as in the polling modes. */
+static void shm_idle(ucoll_ctx_t *ctx, uint64_t *idle_since, uint64_t spin_ns)
+{
+    uint64_t now = ucoll__tl_now_ns();
+    struct timespec nap = {0, SHM_NAP_NS};
+
+    if (*idle_since == 0) {
+        *idle_since = now;
+    }
+    watch_if_due(ctx);
+    if (now - *idle_since < spin_ns) {
+        sched_yield();
+        return;
+    }
+    nanosleep(&nap, NULL);
+}
+
 /*
  * The modes (UCOLL_WAIT; auto was resolved at init by ucoll__topo_wait_mode):
  *  spin   poll without pause: the lowest latency, when each rank has a core;
@@ -90,6 +120,8 @@ static int timed_out(ucoll_ctx_t *ctx, const volatile int *flag)
  *  block  sleep on the worker's event fd after each idle poll (the least
  *         CPU, a wake-up per message);
  *  hybrid poll for UCOLL_SPIN_TIME microseconds of idleness, then sleep.
+ * Block and hybrid do not sleep on the worker fd while shared-memory ops
+ * are queued (shm_idle).
  */
 int ucoll__wait_flag(ucoll_ctx_t *ctx, const volatile int *flag)
 {
@@ -130,6 +162,14 @@ int ucoll__wait_flag(ucoll_ctx_t *ctx, const volatile int *flag)
         switch (mode) {
         case UCOLL_WAIT_SPIN: continue;
         case UCOLL_WAIT_YIELD: sched_yield(); continue;
+        default: break;
+        }
+        if (ucoll__shm_pending(ctx)) {
+            /* block, hybrid; the deadline is checked above */
+            shm_idle(ctx, &idle_since, spin_ns);
+            continue;
+        }
+        switch (mode) {
         case UCOLL_WAIT_HYBRID:
             if (idle_since == 0) {
                 idle_since = ucoll__tl_now_ns();

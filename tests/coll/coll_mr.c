@@ -12,13 +12,20 @@
  * case to bcast, reduce, allreduce and reduce_scatter_block;
  * -N runs the nonblocking test instead: dozens of outstanding collectives
  * on the world and on a split communicator, interleaved with
- * point-to-point traffic. Prints "coll_mr: rank R of P: N cases, F failed".
+ * point-to-point traffic; -K kills the last rank once the collectives of
+ * the world are under way: a broadcast from it and a barrier must then
+ * fail with UCOLL_ERR_PEER on the others, within seconds (run with the shm
+ * rows forced, it checks that a dead peer ends a wait on shared memory).
+ * Prints "coll_mr: rank R of P: N cases, F failed" (-K: the survivors).
  */
 #include "coll_ref.h"
 #include "ucoll.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define POISON 0xa5
 
@@ -298,11 +305,46 @@ static void nonblocking(ucoll_comm_t *world)
     ucoll_comm_free(half);
 }
 
+/* -K: the last rank dies without finalizing, once every rank is past a
+ * first barrier (the world's collectives are set up); the others' broadcast
+ * from it and barrier must fail with UCOLL_ERR_PEER. The job has lost a
+ * rank, so the survivors report and exit without a collective finalize. */
+static void killed(ucoll_comm_t *world)
+{
+    struct timespec t0, t1;
+    int32_t v = 0;
+    int st1, st2;
+    double secs;
+
+    /* the launcher ends the job once a rank exits without finalizing: the
+     * survivors outlive its SIGTERM long enough to report */
+    signal(SIGTERM, SIG_IGN);
+    CHECK(ucoll_barrier(world) == UCOLL_OK, "first barrier");
+    cases++;
+    if (rank == size - 1) {
+        usleep(100000);
+        _exit(0);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    st1 = ucoll_bcast(&v, 1, UCOLL_INT32, size - 1, world);
+    st2 = ucoll_barrier(world);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    cases += 2;
+    CHECK(st1 == UCOLL_ERR_PEER && st2 == UCOLL_ERR_PEER && secs < 20,
+          "dead rank %d: bcast %s, barrier %s after %.2f s", size - 1, ucoll_strerror(st1),
+          ucoll_strerror(st2), secs);
+    printf("coll_mr: rank %d: dead rank %d detected in %.2f s\n", rank, size - 1, secs);
+    printf("coll_mr: rank %d of %d: %d cases, %d failed\n", rank, size, cases, failures);
+    fflush(stdout);
+    _exit(failures ? 1 : 0);
+}
+
 int main(int argc, char **argv)
 {
     ucoll_ctx_t *ctx;
     ucoll_comm_t *world;
-    int want[NOPS] = {0}, any = 0, large = 0, nb = 0, st;
+    int want[NOPS] = {0}, any = 0, large = 0, nb = 0, kill = 0, st;
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-L") == 0) {
@@ -311,6 +353,10 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[i], "-N") == 0) {
             nb = 1;
+            continue;
+        }
+        if (strcmp(argv[i], "-K") == 0) {
+            kill = 1;
             continue;
         }
         for (int o = 0; o < NOPS; o++) {
@@ -327,7 +373,9 @@ int main(int argc, char **argv)
     world = ucoll_comm_world(ctx);
     rank = ucoll_comm_rank(world);
     size = ucoll_comm_size(world);
-    if (nb) {
+    if (kill && size > 1) {
+        killed(world);
+    } else if (nb) {
         nonblocking(world);
     } else {
         for (int o = 0; o < NOPS; o++) {

@@ -3,7 +3,7 @@
 #   run_coll_data.sh ucollrun|mpirun LAUNCHER PROGRAM N SET [program args]
 # SET k forces algorithm k (modulo the op's count) of every op through
 # UCOLL_<OP>_ALGO and tests only the ops that set k reaches for the first
-# time, so sets 0..4 together cover every algorithm once.
+# time, so sets 0..5 together cover every algorithm once.
 set -euo pipefail
 kind=$1 launcher=$2 prog=$3 n=$4 set=$5
 shift 5
@@ -12,7 +12,7 @@ declare -A algos=(
   [gatherv]="linear"
   [scatter]="binomial linear"
   [scatterv]="linear"
-  [allgather]="ring rdbl bruck neighbor gather_bcast"
+  [allgather]="ring rdbl bruck neighbor gather_bcast shm"
   [allgatherv]="ring rdbl"
   [alltoall]="pairwise bruck scattered"
   [alltoallv]="pairwise scattered"

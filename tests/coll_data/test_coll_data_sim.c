@@ -225,8 +225,8 @@ static void sweep(sim_t *s, dm_op_t op, unsigned *seed)
         const ucoll_algo_t *al = *reg;
         ucoll_coll_args_t probe = {.coll = op_coll[op], .count = 1, .esize = 1};
 
-        if (al->can_serve && !al->can_serve(&probe, p)) {
-            nskipped++;
+        if (al->build == NULL || (al->can_serve && !al->can_serve(&probe, p))) {
+            nskipped++; /* no schedule (shared memory: tests/coll_data runs it), or cannot serve */
             continue;
         }
         sim_force(s, op_coll[op], al->id);
@@ -377,7 +377,7 @@ static void large(unsigned *seed)
                            .dt = UCOLL_INT32,
                            .in_place = (int)(*seed % 2),
                            .seed = (*seed)++};
-            if ((*reg)->can_serve && !(*reg)->can_serve(&probe, p)) {
+            if ((*reg)->build == NULL || ((*reg)->can_serve && !(*reg)->can_serve(&probe, p))) {
                 continue;
             }
             sim_force(&s, op_coll[op], (*reg)->id);

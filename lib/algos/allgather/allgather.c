@@ -9,7 +9,8 @@
 
 const ucoll_algo_t *const ucoll__allgather_algos[] = {
     &ucoll__allgather_ring,     &ucoll__allgather_rdbl,         &ucoll__allgather_bruck,
-    &ucoll__allgather_neighbor, &ucoll__allgather_gather_bcast, NULL,
+    &ucoll__allgather_neighbor, &ucoll__allgather_gather_bcast, &ucoll__allgather_shm,
+    NULL,
 };
 
 int ucoll_iallgather(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt,

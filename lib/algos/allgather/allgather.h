@@ -12,6 +12,7 @@ extern const ucoll_algo_t ucoll__allgather_rdbl;
 extern const ucoll_algo_t ucoll__allgather_bruck;
 extern const ucoll_algo_t ucoll__allgather_neighbor;
 extern const ucoll_algo_t ucoll__allgather_gather_bcast;
+extern const ucoll_algo_t ucoll__allgather_shm;
 extern const ucoll_algo_t ucoll__allgatherv_ring;
 extern const ucoll_algo_t ucoll__allgatherv_rdbl;
 

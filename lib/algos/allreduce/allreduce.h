@@ -13,5 +13,13 @@ extern const ucoll_algo_t ucoll__allreduce_ring;
 extern const ucoll_algo_t ucoll__allreduce_reduce_bcast;
 extern const ucoll_algo_t ucoll__allreduce_knomial;
 extern const ucoll_algo_t ucoll__allreduce_sra_knomial;
+extern const ucoll_algo_t ucoll__allreduce_shm;
+
+/* The shared-memory engine (shm.c), also reduce's shm row: root < 0 for
+ * an allreduce, else only the root gets the result (in a->rbuf). */
+int ucoll__allreduce_shm_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
+                               const ucoll_algo_params_t *prm, ucoll_req_t *req, int root);
+double ucoll__allreduce_shm_cost(const ucoll_coll_args_t *a, int p,
+                                 const ucoll_algo_params_t *prm, const ucoll_model_t *m);
 
 #endif

@@ -12,5 +12,6 @@ extern const ucoll_algo_t ucoll__barrier_linear;
 extern const ucoll_algo_t ucoll__barrier_rdbl;
 extern const ucoll_algo_t ucoll__barrier_knomial;
 extern const ucoll_algo_t ucoll__barrier_knomial_tree;
+extern const ucoll_algo_t ucoll__barrier_shm;
 
 #endif

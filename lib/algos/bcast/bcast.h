@@ -18,6 +18,7 @@ extern const ucoll_algo_t ucoll__bcast_scag_ring;
 extern const ucoll_algo_t ucoll__bcast_scag_rdbl;
 extern const ucoll_algo_t ucoll__bcast_kchain;
 extern const ucoll_algo_t ucoll__bcast_twotree;
+extern const ucoll_algo_t ucoll__bcast_shm;
 extern const ucoll_algo_t ucoll__bcast_karytree;
 extern const ucoll_algo_t ucoll__bcast_balanced;
 extern const ucoll_algo_t ucoll__bcast_vchain;

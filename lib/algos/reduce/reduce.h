@@ -13,6 +13,7 @@ extern const ucoll_algo_t ucoll__reduce_linear;
 extern const ucoll_algo_t ucoll__reduce_rabenseifner;
 extern const ucoll_algo_t ucoll__reduce_pipeline;
 extern const ucoll_algo_t ucoll__reduce_inorder_bintree;
+extern const ucoll_algo_t ucoll__reduce_shm;
 extern const ucoll_algo_t ucoll__reduce_knomial;
 
 #endif

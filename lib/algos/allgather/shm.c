@@ -1,0 +1,116 @@
+/*
+ * Allgather, shm: through the communicator's shared memory
+ * (progress/shm.h). Every rank copies its block into its region and copies
+ * every other rank's block out of theirs: no message. Blocks of up to
+ * UCOLL_SHM_INLINE bytes travel in the control word's line; larger blocks
+ * go in chunks that fit the data area, two steps per chunk k:
+ *   pos 2k+1  this rank's chunk k is in its region (written once every
+ *             rank has copied chunk k-1 out of it: reached 2k);
+ *   pos 2k+2  this rank has copied chunk k of every other block.
+ *
+ * Cost: 2n·α_shm + m·λ + (p-1)·m·λ·(1 + (p-2)/4), n = chunks of a block
+ * (the copies of p-1 readers share the memory bandwidth).
+ */
+#include "allgather.h"
+#include "progress/request.h"
+#include "progress/shm.h"
+
+#include <string.h>
+
+static size_t shm_chunk(const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm)
+{
+    size_t bytes = a->count * a->esize;
+
+    if (bytes <= UCOLL_SHM_INLINE) {
+        return bytes;
+    }
+    return ucoll__shm_piece(prm, prm->shm_data, 64);
+}
+
+static double shm_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                       const ucoll_model_t *m)
+{
+    double bytes = (double)(a->count * a->esize), lambda = m->lambda > 0 ? m->lambda : 8e-11;
+    size_t c = prm->shm_data ? shm_chunk(a, prm) : 0;
+    double n = c ? (double)((a->count * a->esize + c - 1) / c) : 1;
+
+    return 2 * UCOLL_MAX(n, 1.0) * ucoll__shm_hop(m) + bytes * lambda +
+           (p - 1) * bytes * lambda * (1.0 + (p - 2) / 4.0);
+}
+
+static int shm_poll(ucoll_shm_op_t *op)
+{
+    const ucoll_shm_t *sh = op->sh;
+    size_t m = op->count * op->esize, c = op->chunk;
+    uint64_t s = op->seq, n = (m + c - 1) / c;
+    int me = sh->rank;
+    char *rbuf = op->rbuf;
+
+    for (;;) {
+        uint64_t k = op->k;
+        size_t off = (size_t)k * c, len = UCOLL_MIN(c, m - off);
+
+        if (op->phase == 0) {
+            if (!ucoll__shm_all_reached(op, k == 0 ? ucoll__shm_end(s - 1)
+                                                   : ucoll__shm_pos(s, 2 * k))) {
+                return UCOLL_SHM_AGAIN;
+            }
+            memcpy(ucoll__shm_buf(sh, me, m), (const char *)op->sbuf + off, len);
+            ucoll__shm_post(sh, ucoll__shm_pos(s, 2 * k + 1));
+            if (!op->in_place) {
+                memcpy(rbuf + (size_t)me * m + off, (const char *)op->sbuf + off, len);
+            }
+            op->phase = 1;
+        }
+        /* every other block's chunk k, in rank order, each once it is there */
+        for (; op->cur < sh->p; op->cur++) {
+            int r = op->cur;
+
+            if (r == me) {
+                continue;
+            }
+            if (ucoll__shm_load(sh, r) < ucoll__shm_pos(s, 2 * k + 1)) {
+                return UCOLL_SHM_AGAIN;
+            }
+            memcpy(rbuf + (size_t)r * m + off, ucoll__shm_buf(sh, r, m), len);
+        }
+        op->cur = 0;
+        op->phase = 0;
+        op->k = ++k;
+        if (k == n) {
+            ucoll__shm_post(sh, ucoll__shm_end(s));
+            return UCOLL_OK;
+        }
+        ucoll__shm_post(sh, ucoll__shm_pos(s, 2 * k));
+    }
+}
+
+static int shm_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm,
+                     ucoll_req_t *req)
+{
+    ucoll_shm_op_t *op;
+    size_t bytes = a->count * a->esize;
+
+    if (bytes == 0) {
+        ucoll__req_complete(req, UCOLL_OK); /* every rank knows: nothing to do */
+        return UCOLL_OK;
+    }
+    op = ucoll__shm_op_new(comm, a, req, shm_poll);
+    if (op == NULL) {
+        return UCOLL_ERR_NOMEM;
+    }
+    op->chunk = shm_chunk(a, prm);
+    if ((bytes + op->chunk - 1) / op->chunk > UCOLL_SHM_MAX_STEPS / 2 - 1) {
+        op->chunk = UCOLL_MIN(bytes / (UCOLL_SHM_MAX_STEPS / 2 - 2) + 64, comm->shm->data_size);
+    }
+    ucoll__shm_op_start(op);
+    return UCOLL_OK;
+}
+
+const ucoll_algo_t ucoll__allgather_shm = {
+    .id = "shm",
+    .desc = "through shared memory: each rank copies its block in and the others' out (one node)",
+    .cost = shm_cost,
+    .start = shm_start,
+    .flags = UCOLL_ALGO_SHM,
+};

@@ -1,0 +1,244 @@
+/*
+ * Allreduce, shm: through the communicator's shared memory
+ * (progress/shm.h). Also the engine of reduce's shm row (the root alone
+ * gathers). Two ways, both reducing in rank order (in_0 op in_1 op ... op
+ * in_{p-1}), so every rank gets bit-identical results:
+ *
+ * one-shot (small vectors): every rank copies its input into its region
+ * and publishes pos(s, 1); once all have, every rank reduces all p inputs,
+ * read in place from the regions, into its rbuf, and publishes end(s).
+ *   Cost: 2·α_shm + m·λ + (p-1)·m·(γ + λ).
+ *
+ * sliced (larger): the vector goes in chunks that fit a region as input
+ * plus a 1/p result slice; chunk k takes three steps:
+ *   A  (pos 3k+1) copy the chunk of the input into the region, once every
+ *      rank is through reading the previous chunk's (pos 3k-1);
+ *   B  (pos 3k+2) once every input is there, reduce this rank's slice of
+ *      the chunk, reading every region in place, into its result slot;
+ *   C  (pos 3k+3) once every slice is reduced, copy all slices into rbuf
+ *      (reduce: the root only; the others just move on).
+ * A rank's result slot is rewritten in B of chunk k+1 only after every
+ * rank has reached 3k+4, i.e. finished C of chunk k.
+ *   Cost: 3n·α_shm + m·λ + ((p-1)/p)·m·(γ + 2λ), n = chunks.
+ *
+ * Which one runs depends on m, p, the region size and the segment size
+ * (when set, one-shot up to one segment): inputs every rank shares.
+ */
+#include "allreduce.h"
+#include "dtype.h"
+#include "progress/request.h"
+#include "progress/shm.h"
+
+#include <string.h>
+
+#define ALIGN64(_x) (((_x) + 63) & ~(size_t)63)
+
+/* op->aux: 0 one-shot, 1 sliced; op->root: the reduce's root, or -1. */
+enum { WAY_ONESHOT = 0, WAY_SLICED = 1 };
+
+/* Elements per chunk of the sliced way: input plus the largest slice fit
+ * the data area. */
+static size_t sliced_chunk(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm)
+{
+    size_t es = a->esize, data = prm->shm_data, ce;
+
+    if (data < 256 + 2 * es) {
+        return 1;
+    }
+    ce = (size_t)((double)(data - 64) * p / ((double)(p + 1) * (double)es));
+    if (prm->seg_size) {
+        ce = UCOLL_MIN(ce, UCOLL_MAX(prm->seg_size / es, (size_t)1));
+    }
+    ce = UCOLL_MAX(ce, a->count / (UCOLL_SHM_MAX_STEPS / 3 - 1) + 1);
+    while (ce > 1 && ALIGN64(ce * es) + (ce + (size_t)p - 1) / (size_t)p * es > data) {
+        ce--;
+    }
+    return UCOLL_MAX(ce, (size_t)1);
+}
+
+static double lambda_of(const ucoll_model_t *m)
+{
+    return m->lambda > 0 ? m->lambda : 8e-11;
+}
+
+static double gamma_of(const ucoll_model_t *m)
+{
+    return m->gamma > 0 ? m->gamma : 1e-10;
+}
+
+static double oneshot_cost(const ucoll_coll_args_t *a, int p, const ucoll_model_t *m)
+{
+    double bytes = (double)(a->count * a->esize);
+
+    return 2 * ucoll__shm_hop(m) + bytes * lambda_of(m) +
+           (p - 1) * bytes * (gamma_of(m) + lambda_of(m));
+}
+
+static double sliced_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                          const ucoll_model_t *m)
+{
+    double bytes = (double)(a->count * a->esize), f = (p - 1.0) / p;
+    size_t ce = sliced_chunk(a, p, prm);
+    double n = (double)((a->count + ce - 1) / ce);
+
+    return 3 * n * ucoll__shm_hop(m) + bytes * lambda_of(m) +
+           f * bytes * (gamma_of(m) + 2 * lambda_of(m));
+}
+
+/* The way for the call: one-shot when the vector fits a region (one
+ * segment when the segment size is set) and the model prefers it. */
+static int shm_way(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                   const ucoll_model_t *m)
+{
+    size_t bytes = a->count * a->esize;
+
+    if (bytes > prm->shm_data) {
+        return WAY_SLICED;
+    }
+    if (prm->seg_size) {
+        return bytes <= prm->seg_size ? WAY_ONESHOT : WAY_SLICED;
+    }
+    return oneshot_cost(a, p, m) <= sliced_cost(a, p, prm, m) ? WAY_ONESHOT : WAY_SLICED;
+}
+
+double ucoll__allreduce_shm_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                                 const ucoll_model_t *m)
+{
+    return shm_way(a, p, prm, m) == WAY_ONESHOT ? oneshot_cost(a, p, m) : sliced_cost(a, p, prm, m);
+}
+
+/* dst = in_0 op in_1 op ... op in_{p-1}, n elements at byte offset off of
+ * every rank's area (area(r) + off). */
+static void reduce_all(const ucoll_shm_op_t *op, void *dst, int inline_, size_t off, size_t n)
+{
+    const ucoll_shm_t *sh = op->sh;
+    char *(*area)(const ucoll_shm_t *, int) = inline_ ? ucoll__shm_inline : ucoll__shm_data;
+
+    ucoll__reduce(dst, area(sh, 0) + off, area(sh, 1) + off, n, (ucoll_dtype_t)op->dt,
+                  (ucoll_op_t)op->op);
+    for (int r = 2; r < sh->p; r++) {
+        ucoll__reduce(dst, dst, area(sh, r) + off, n, (ucoll_dtype_t)op->dt, (ucoll_op_t)op->op);
+    }
+}
+
+static int oneshot_poll(ucoll_shm_op_t *op)
+{
+    const ucoll_shm_t *sh = op->sh;
+    size_t bytes = op->count * op->esize;
+    uint64_t s = op->seq;
+    int root = op->root, inl = bytes <= UCOLL_SHM_INLINE;
+
+    if (op->phase == 0) {
+        if (!ucoll__shm_all_reached(op, ucoll__shm_end(s - 1))) {
+            return UCOLL_SHM_AGAIN;
+        }
+        memcpy(ucoll__shm_buf(sh, sh->rank, bytes), op->sbuf, bytes);
+        if (root >= 0 && sh->rank != root) {
+            /* reduce: the root reads it before it is done with call s,
+             * and nobody writes a region for s+1 before that */
+            ucoll__shm_post(sh, ucoll__shm_end(s));
+            return UCOLL_OK;
+        }
+        ucoll__shm_post(sh, ucoll__shm_pos(s, 1));
+        op->phase = 1;
+    }
+    if (!ucoll__shm_all_reached(op, ucoll__shm_pos(s, 1))) {
+        return UCOLL_SHM_AGAIN;
+    }
+    reduce_all(op, op->rbuf, inl, 0, op->count);
+    ucoll__shm_post(sh, ucoll__shm_end(s));
+    return UCOLL_OK;
+}
+
+static int sliced_poll(ucoll_shm_op_t *op)
+{
+    const ucoll_shm_t *sh = op->sh;
+    size_t es = op->esize, ce = op->chunk;
+    uint64_t s = op->seq, nch = (op->count + ce - 1) / ce;
+    int me = sh->rank, p = sh->p;
+    size_t res_off = ALIGN64(ce * es); /* result slot, after the input */
+
+    for (;;) {
+        uint64_t k = op->k;
+        size_t off = (size_t)k * ce, len = UCOLL_MIN(ce, op->count - off);
+
+        switch (op->phase) {
+        case 0: /* A: my chunk of input into my region */
+            if (!ucoll__shm_all_reached(op, k == 0 ? ucoll__shm_end(s - 1)
+                                                   : ucoll__shm_pos(s, 3 * k - 1))) {
+                return UCOLL_SHM_AGAIN;
+            }
+            memcpy(ucoll__shm_data(sh, me), (const char *)op->sbuf + off * es, len * es);
+            ucoll__shm_post(sh, ucoll__shm_pos(s, 3 * k + 1));
+            op->phase = 1;
+            /* fall through */
+        case 1: { /* B: my slice, reduced over every region */
+            size_t so = ucoll__block_offset(len, p, me), sc = ucoll__block_count(len, p, me);
+
+            if (!ucoll__shm_all_reached(op, ucoll__shm_pos(s, 3 * k + 1))) {
+                return UCOLL_SHM_AGAIN;
+            }
+            if (sc) {
+                reduce_all(op, ucoll__shm_data(sh, me) + res_off, 0, so * es, sc);
+            }
+            ucoll__shm_post(sh, ucoll__shm_pos(s, 3 * k + 2));
+            op->phase = 2;
+        }
+            /* fall through */
+        default: /* C: every slice into rbuf */
+            if (op->root < 0 || op->root == me) {
+                if (!ucoll__shm_all_reached(op, ucoll__shm_pos(s, 3 * k + 2))) {
+                    return UCOLL_SHM_AGAIN;
+                }
+                for (int r = 0; r < p; r++) {
+                    size_t ro = ucoll__block_offset(len, p, r), rc = ucoll__block_count(len, p, r);
+                    memcpy((char *)op->rbuf + (off + ro) * es, ucoll__shm_data(sh, r) + res_off,
+                           rc * es);
+                }
+            }
+            op->k = ++k;
+            op->phase = 0;
+            if (k == nch) {
+                ucoll__shm_post(sh, ucoll__shm_end(s));
+                return UCOLL_OK;
+            }
+            ucoll__shm_post(sh, ucoll__shm_pos(s, 3 * k));
+        }
+    }
+}
+
+int ucoll__allreduce_shm_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
+                               const ucoll_algo_params_t *prm, ucoll_req_t *req, int root)
+{
+    int way = shm_way(a, comm->size, prm, &prm->model);
+    ucoll_shm_op_t *op;
+
+    if (a->count == 0) {
+        ucoll__req_complete(req, UCOLL_OK); /* every rank knows: nothing to do */
+        return UCOLL_OK;
+    }
+    op = ucoll__shm_op_new(comm, a, req, way == WAY_ONESHOT ? oneshot_poll : sliced_poll);
+    if (op == NULL) {
+        return UCOLL_ERR_NOMEM;
+    }
+    op->root = root;
+    op->aux = (uint64_t)way;
+    op->chunk = way == WAY_SLICED ? sliced_chunk(a, comm->size, prm) : a->count;
+    ucoll__shm_op_start(op);
+    return UCOLL_OK;
+}
+
+static int shm_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm,
+                     ucoll_req_t *req)
+{
+    return ucoll__allreduce_shm_start(comm, a, prm, req, -1);
+}
+
+const ucoll_algo_t ucoll__allreduce_shm = {
+    .id = "shm",
+    .desc = "through shared memory: inputs in the regions, reduced in rank order in place, "
+            "sliced when large (one node)",
+    .cost = ucoll__allreduce_shm_cost,
+    .start = shm_start,
+    .flags = UCOLL_ALGO_SHM,
+};

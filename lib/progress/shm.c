@@ -1,0 +1,302 @@
+/*
+ * Shared-memory regions of a communicator and the engine of the ops that
+ * run through them (contract and protocol in shm.h).
+ */
+#include "progress/shm.h"
+#include "progress/request.h"
+#include "transport/tl_shm.h"
+#include "transport/ucx.h"
+
+#include <string.h>
+
+/* What a rank tells the others about its region (the setup's allgather). */
+typedef struct shm_slot {
+    uint32_t ok;       /* 1: mapped, the rest is valid */
+    uint32_t rkey_len; /* bytes of rkey */
+    uint64_t addr;     /* the region's address in its owner */
+    uint64_t size;     /* its bytes (equal on all: UCOLL_SHM_SIZE is agreed) */
+    char rkey[];
+} shm_slot_t;
+
+_Static_assert(sizeof(shm_slot_t) == 24, "slot header");
+
+/* Polls of a waiting op between two looks at the members' liveness. */
+#define FAIL_CHECK_EVERY 256
+
+ucoll_shm_t *ucoll__shm_get(ucoll_comm_t *comm)
+{
+    ucoll_shm_t *sh = comm->shm;
+
+    if (sh != NULL) {
+        return sh;
+    }
+    sh = calloc(1, sizeof(*sh));
+    if (sh == NULL) {
+        return NULL;
+    }
+    sh->comm = comm;
+    sh->state = UCOLL_SHM_NONE;
+    sh->rank = comm->rank;
+    sh->p = comm->size;
+    ucoll_list_init(&sh->ops);
+    ucoll_list_init(&sh->free_ops);
+    ucoll_list_init(&sh->link);
+    comm->shm = sh;
+    return sh;
+}
+
+/* Whether every member of comm is on this node, by the bootstrap's
+ * locality (a context without it sees only itself there). */
+static int all_local(const ucoll_comm_t *comm)
+{
+    const ucoll_ctx_t *ctx = comm->ctx;
+
+    for (int r = 0; r < comm->size; r++) {
+        if (!ctx->tl->peers[ucoll__comm_world_rank(comm, r)].local) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+void ucoll__shm_prepare(ucoll_shm_t *sh, void *slot)
+{
+    ucoll_ctx_t *ctx = sh->comm->ctx;
+    size_t size = ctx->cfg.shm_size, klen;
+    shm_slot_t *me = slot;
+    const void *rkey;
+    uint64_t *ctl;
+
+    memset(slot, 0, UCOLL_SHM_SLOT);
+    if (!ucoll__tl_shm_capable(ctx) || !all_local(sh->comm) || size <= UCOLL_SHM_DATA_OFF) {
+        ucoll_debug("comm %u: no shared memory here (%s)", sh->comm->id,
+                    !ucoll__tl_shm_capable(ctx) ? "no shared-memory transport"
+                                                : "members on other nodes");
+        return;
+    }
+    sh->base = calloc((size_t)sh->p, sizeof(*sh->base));
+    sh->keys = calloc((size_t)sh->p, sizeof(*sh->keys));
+    if (sh->base == NULL || sh->keys == NULL ||
+        ucoll__tl_shm_map(ctx, size, &sh->mine) != UCOLL_OK) {
+        return; /* enable(0) frees the arrays */
+    }
+    rkey = ucoll__tl_shm_rkey(sh->mine, &klen);
+    if (klen > UCOLL_SHM_SLOT - sizeof(*me)) {
+        ucoll_debug("comm %u: packed key of %zu bytes does not fit the setup record", sh->comm->id,
+                    klen);
+        return;
+    }
+    sh->base[sh->rank] = ucoll__tl_shm_addr(sh->mine);
+    sh->data_size = size - UCOLL_SHM_DATA_OFF;
+    /* nothing done yet: "done with call 0". The peers read it only after the
+     * setup's exchanges, which order this store before their loads. */
+    ctl = (uint64_t *)(void *)sh->base[sh->rank];
+    atomic_store_explicit((_Atomic uint64_t *)ctl, ucoll__shm_end(0), memory_order_release);
+    me->ok = 1;
+    me->rkey_len = (uint32_t)klen;
+    me->addr = (uint64_t)(uintptr_t)sh->base[sh->rank];
+    me->size = size;
+    memcpy(me->rkey, rkey, klen);
+}
+
+int ucoll__shm_attach(ucoll_shm_t *sh, const void *slots)
+{
+    ucoll_ctx_t *ctx = sh->comm->ctx;
+    const shm_slot_t *mine =
+        (const shm_slot_t *)((const char *)slots + (size_t)sh->rank * UCOLL_SHM_SLOT);
+
+    if (!mine->ok || sh->mine == NULL) {
+        return 0;
+    }
+    for (int r = 0; r < sh->p; r++) {
+        const shm_slot_t *o =
+            (const shm_slot_t *)((const char *)slots + (size_t)r * UCOLL_SHM_SLOT);
+        void *ptr;
+        int st;
+
+        if (r == sh->rank) {
+            continue;
+        }
+        if (!o->ok || o->size != mine->size || o->rkey_len > UCOLL_SHM_SLOT - sizeof(*o)) {
+            ucoll_debug("comm %u: rank %d has no shared region for us", sh->comm->id, r);
+            return 0;
+        }
+        st = ucoll__tl_shm_attach(ctx, ucoll__comm_world_rank(sh->comm, r), o->rkey, o->addr, &ptr,
+                                  &sh->keys[r]);
+        if (st != UCOLL_OK) {
+            ucoll_debug("comm %u: cannot map rank %d's region: %s", sh->comm->id, r,
+                        ucoll_strerror(st));
+            return 0;
+        }
+        sh->base[r] = ptr;
+    }
+    return 1;
+}
+
+/* Give back what prepare and attach took. */
+static void shm_release(ucoll_shm_t *sh)
+{
+    ucoll_ctx_t *ctx = sh->comm->ctx;
+
+    for (int r = 0; sh->keys && r < sh->p; r++) {
+        ucoll__tl_shm_detach(sh->keys[r]);
+    }
+    if (sh->mine) {
+        ucoll__tl_shm_unmap(ctx, sh->mine);
+    }
+    free(sh->keys);
+    free(sh->base);
+    sh->keys = NULL;
+    sh->base = NULL;
+    sh->mine = NULL;
+}
+
+void ucoll__shm_enable(ucoll_shm_t *sh, int on)
+{
+    if (on && sh->base != NULL) {
+        sh->state = UCOLL_SHM_ON;
+        return;
+    }
+    shm_release(sh);
+    sh->state = UCOLL_SHM_OFF;
+}
+
+void ucoll__shm_destroy(ucoll_comm_t *comm)
+{
+    ucoll_shm_t *sh = comm->shm;
+    ucoll_list_t *pos, *tmp;
+
+    if (sh == NULL) {
+        return;
+    }
+    if (sh->setup && sh->setup_free) {
+        sh->setup_free(sh->setup);
+    }
+    if (sh->active) {
+        ucoll_list_del(&sh->link);
+    }
+    ucoll_list_for_each_safe(pos, tmp, &sh->ops)
+    {
+        ucoll_shm_op_t *op = ucoll_container_of(pos, ucoll_shm_op_t, link);
+        ucoll_debug("comm %u: dropping shared-memory call %llu still queued", comm->id,
+                    (unsigned long long)op->seq);
+        free(op);
+    }
+    ucoll_list_for_each_safe(pos, tmp, &sh->free_ops)
+    {
+        free(ucoll_container_of(pos, ucoll_shm_op_t, link));
+    }
+    shm_release(sh);
+    free(sh);
+    comm->shm = NULL;
+}
+
+ucoll_shm_op_t *ucoll__shm_op_get(ucoll_shm_t *sh, ucoll_req_t *req)
+{
+    ucoll_shm_op_t *op;
+
+    if (!ucoll_list_empty(&sh->free_ops)) {
+        op = ucoll_list_first(&sh->free_ops, ucoll_shm_op_t, link);
+        ucoll_list_del(&op->link);
+        memset(op, 0, sizeof(*op));
+    } else {
+        op = calloc(1, sizeof(*op));
+        if (op == NULL) {
+            return NULL;
+        }
+    }
+    op->sh = sh;
+    op->req = req;
+    return op;
+}
+
+/* The op is over: its record back to the list, then its request completed
+ * (a callback may start the next op and reuse the record). */
+static void op_finish(ucoll_shm_op_t *op, int status)
+{
+    ucoll_shm_t *sh = op->sh;
+    ucoll_req_t *req = op->req;
+
+    if (status != UCOLL_OK) {
+        ucoll_debug("comm %u: shared-memory call %llu failed: %s", sh->comm->id,
+                    (unsigned long long)op->seq, ucoll_strerror(status));
+    }
+    ucoll_list_add_head(&sh->free_ops, &op->link);
+    ucoll__req_complete(req, status);
+}
+
+void ucoll__shm_op_start(ucoll_shm_op_t *op)
+{
+    ucoll_shm_t *sh = op->sh;
+    int st;
+
+    op->seq = ++sh->seq;
+    if (ucoll_list_empty(&sh->ops)) {
+        st = op->poll(op);
+        if (st != UCOLL_SHM_AGAIN) {
+            op_finish(op, st);
+            return;
+        }
+    }
+    ucoll_list_add_tail(&sh->ops, &op->link);
+    if (!sh->active) {
+        sh->active = 1;
+        ucoll_list_add_tail(&sh->comm->ctx->shm_active, &sh->link);
+    }
+}
+
+/* A member the liveness watch (or an endpoint error) has reported dead. */
+static int member_failed(const ucoll_shm_t *sh)
+{
+    ucoll_ctx_t *ctx = sh->comm->ctx;
+
+    for (int r = 0; r < sh->p; r++) {
+        if (r != sh->rank && ucoll__tl_failed(ctx, ucoll__comm_world_rank(sh->comm, r))) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Advance sh's ops in order; returns how many completed. */
+static int shm_drive(ucoll_shm_t *sh)
+{
+    int n = 0;
+
+    while (!ucoll_list_empty(&sh->ops)) {
+        ucoll_shm_op_t *op = ucoll_list_first(&sh->ops, ucoll_shm_op_t, link);
+        int st = op->poll(op);
+
+        if (st == UCOLL_SHM_AGAIN) {
+            if (!sh->dead &&
+                ((++sh->polls % FAIL_CHECK_EVERY) != 0 || !(sh->dead = member_failed(sh)))) {
+                break;
+            }
+            /* a member is gone: an op still waiting may wait for it, and
+             * would never complete (one that can complete still does) */
+            st = UCOLL_ERR_PEER;
+        }
+        ucoll_list_del(&op->link);
+        op_finish(op, st);
+        n++;
+    }
+    return n;
+}
+
+int ucoll__shm_progress(ucoll_ctx_t *ctx)
+{
+    ucoll_list_t *pos, *tmp;
+    int n = 0;
+
+    ucoll_list_for_each_safe(pos, tmp, &ctx->shm_active)
+    {
+        ucoll_shm_t *sh = ucoll_container_of(pos, ucoll_shm_t, link);
+
+        n += shm_drive(sh);
+        if (ucoll_list_empty(&sh->ops)) {
+            ucoll_list_del(&sh->link);
+            sh->active = 0;
+        }
+    }
+    return n;
+}
