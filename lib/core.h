@@ -82,6 +82,7 @@ struct ucoll_ctx {
     int oversub;
     /* communicators with shared-memory collectives queued (lib/progress/shm.c) */
     ucoll_list_t shm_active;
+    unsigned shm_polls; /* progress passes while they wait (lib/progress/wait.c) */
 };
 
 /* Selection settings of ctx->cfg (algorithm, segment size, radix, model,

@@ -3,14 +3,15 @@
  * for it, and what the shared-memory rows (<op>/shm.c) share.
  *
  * Setup. The first call on a communicator that may run through shared
- * memory (its operation has a shared-memory row, and no other row is
- * forced) sets the communicator up, without blocking:
+ * memory (its operation has a shared-memory row, and the call is not forced
+ * to a message-based row that can serve it) sets the communicator up,
+ * without blocking, unless UCOLL_SHM=off or it has one rank:
  *   1. each rank maps its region when it can (a shared-memory transport,
- *      every member on this node) and describes it in a fixed-size record
+ *      every member on this node by the bootstrap's locality) and
+ *      describes it, or that it has none, in a fixed-size record
  *      (progress/shm.c: ucoll__shm_prepare);
- *   2. an allgather of the records (ring, under the call's own sequence
- *      number), after which each rank asks UCX for a pointer to every
- *      peer's region (ucoll__shm_attach);
+ *   2. an allgather of the records (ring), after which each rank asks UCX
+ *      for a pointer to every peer's region (ucoll__shm_attach);
  *   3. an allreduce (recursive doubling, MIN) of "I have them all", so
  *      shared memory is on for all members or for none: two members that
  *      chose differently would wait for each other forever.

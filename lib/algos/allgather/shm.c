@@ -8,8 +8,8 @@
  *             rank has copied chunk k-1 out of it: reached 2k);
  *   pos 2k+2  this rank has copied chunk k of every other block.
  *
- * Cost: 2n·α_shm + m·λ + (p-1)·m·λ·(1 + (p-2)/4), n = chunks of a block
- * (the copies of p-1 readers share the memory bandwidth).
+ * Cost: 2n·α_shm + m·λ + (p-1)·m·λ, n = chunks of a block (measured at
+ * p = 8 on 2 cores, 1 MiB blocks: 2.4 ms, against 4.3 for rdbl).
  */
 #include "allgather.h"
 #include "progress/request.h"
@@ -34,8 +34,10 @@ static double shm_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_param
     size_t c = prm->shm_data ? shm_chunk(a, prm) : 0;
     double n = c ? (double)((a->count * a->esize + c - 1) / c) : 1;
 
-    return 2 * UCOLL_MAX(n, 1.0) * ucoll__shm_hop(m) + bytes * lambda +
-           (p - 1) * bytes * lambda * (1.0 + (p - 2) / 4.0);
+    /* wake-ups of descheduled peers: for the first chunk only, as in
+     * allreduce's shm row */
+    return 2 * ucoll__shm_hop(m) + 2 * (UCOLL_MAX(n, 1.0) - 1) * (ucoll__shm_hop(m) - m->wake) +
+           bytes * lambda + (p - 1) * bytes * lambda;
 }
 
 static int shm_poll(ucoll_shm_op_t *op)
