@@ -52,8 +52,40 @@ static int spans_nodes(const ucoll_ctx_t *ctx, const ucoll_comm_t *comm)
     return 0;
 }
 
-int ucoll__comm_create(ucoll_ctx_t *ctx, uint32_t id, int rank, int size, const int *world_ranks,
-                       ucoll_comm_t **comm_p)
+/* Whether comm may run two-level collectives: its members are on two
+ * nodes or more and some node holds two of them or more (else one level
+ * is all there is). From the agreed node table, so every member answers
+ * alike. Ids of the internal communicators are derived from comm's
+ * (lib/algos/hier.c), which bounds it. */
+static int hier_able(const ucoll_ctx_t *ctx, ucoll_comm_t *comm)
+{
+    int *members;
+
+    comm->hier_able = 0;
+    if (ctx->node_of == NULL || comm->size < 3 || comm->id >= UCOLL_COMM_ID_HIER_MAX) {
+        return UCOLL_OK;
+    }
+    members = calloc((size_t)ctx->nnodes, sizeof(int));
+    if (members == NULL) {
+        return UCOLL_ERR_NOMEM;
+    }
+    comm->nodes = comm->node_max = 0;
+    for (int r = 0; r < comm->size; r++) {
+        int n = ctx->node_of[ucoll__comm_world_rank(comm, r)];
+
+        comm->nodes += members[n]++ == 0;
+        comm->node_max = UCOLL_MAX(comm->node_max, members[n]);
+    }
+    free(members);
+    comm->hier_able = comm->nodes > 1 && comm->node_max > 1;
+    return UCOLL_OK;
+}
+
+/* A communicator of ctx; internal ones (two-level collectives' parts) are
+ * not in ctx->comms, leave ctx->next_comm_id alone and never go two-level
+ * themselves. */
+static int comm_new(ucoll_ctx_t *ctx, uint32_t id, int rank, int size, const int *world_ranks,
+                    int internal, ucoll_comm_t **comm_p)
 {
     ucoll_comm_t *comm = calloc(1, sizeof(*comm));
 
@@ -73,12 +105,34 @@ int ucoll__comm_create(ucoll_ctx_t *ctx, uint32_t id, int rank, int size, const 
     comm->rank = rank;
     comm->size = size;
     comm->spans_nodes = spans_nodes(ctx, comm);
+    ucoll_list_init(&comm->link);
+    if (internal) {
+        *comm_p = comm;
+        return UCOLL_OK;
+    }
+    if (hier_able(ctx, comm) != UCOLL_OK) {
+        free(comm->world);
+        free(comm);
+        return UCOLL_ERR_NOMEM;
+    }
     ucoll_list_add_tail(&ctx->comms, &comm->link);
     if (id >= ctx->next_comm_id) {
         ctx->next_comm_id = id + 1;
     }
     *comm_p = comm;
     return UCOLL_OK;
+}
+
+int ucoll__comm_create(ucoll_ctx_t *ctx, uint32_t id, int rank, int size, const int *world_ranks,
+                       ucoll_comm_t **comm_p)
+{
+    return comm_new(ctx, id, rank, size, world_ranks, 0, comm_p);
+}
+
+int ucoll__comm_create_internal(ucoll_ctx_t *ctx, uint32_t id, int rank, int size,
+                                const int *world_ranks, ucoll_comm_t **comm_p)
+{
+    return comm_new(ctx, id, rank, size, world_ranks, 1, comm_p);
 }
 
 int ucoll__comm_create_world(ucoll_ctx_t *ctx)
@@ -88,6 +142,7 @@ int ucoll__comm_create_world(ucoll_ctx_t *ctx)
 
 void ucoll__comm_destroy(ucoll_comm_t *comm)
 {
+    ucoll__hier_destroy(comm);
     ucoll__shm_destroy(comm);
     ucoll__coll_cache_free(comm);
     ucoll_list_del(&comm->link);

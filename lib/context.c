@@ -76,6 +76,7 @@ static int ctx_alloc(ucoll_ctx_t **ctx_p)
 static void ctx_free(ucoll_ctx_t *ctx)
 {
     free(ctx->topo);
+    free(ctx->node_of);
     ucoll__req_pool_cleanup(ctx);
     ucoll__config_release(&ctx->cfg);
     free(ctx);
@@ -165,6 +166,42 @@ static uint64_t hash_file(const char *path)
 
 #define AGREE_FIXED 9
 
+/* What names this rank's node in the job: the launcher's node id when it
+ * told locality (the smallest rank of the node when it gave no id; both
+ * are the same for every rank of a node), else a value of this rank alone
+ * (no locality: every rank is its own node). */
+static uint64_t node_key(const ucoll_boot_t *b)
+{
+    if (b->locality_known && b->node_id >= 0) {
+        return (uint64_t)b->node_id;
+    }
+    return (1ull << 63) | (uint64_t)b->rank;
+}
+
+/* ctx->node_of and ctx->nnodes from the node keys of all ranks (the
+ * column 'stride - 1' of all, rank after rank): nodes numbered in the order
+ * of their first rank, so every rank computes the same table. */
+static int nodes_number(ucoll_ctx_t *ctx, const uint64_t *all, size_t stride)
+{
+    int n = ctx->size;
+
+    ctx->node_of = malloc(sizeof(int) * (size_t)n);
+    if (ctx->node_of == NULL) {
+        return UCOLL_ERR_NOMEM;
+    }
+    ctx->nnodes = 0;
+    for (int r = 0; r < n; r++) {
+        uint64_t key = all[(size_t)r * stride + stride - 1];
+        int q = 0;
+
+        while (q < r && all[(size_t)q * stride + stride - 1] != key) {
+            q++;
+        }
+        ctx->node_of[r] = q < r ? ctx->node_of[q] : ctx->nnodes++;
+    }
+    return UCOLL_OK;
+}
+
 /*
  * Every input of algorithm selection must be the same on every rank, or two
  * ranks can choose different algorithms for one call and hang. The settings
@@ -181,7 +218,7 @@ static int ctx_agree(ucoll_ctx_t *ctx)
         "UCOLL_SEGMENT_SIZE", "UCOLL_RADIX", "UCOLL_TUNE_FILE (its contents)", "UCOLL_SHM",
         "UCOLL_SHM_SIZE"};
     const ucoll_config_t *c = &ctx->cfg;
-    uint64_t mine[1 + N], *all;
+    uint64_t mine[2 + N], *all;
     int status = UCOLL_OK, k, r;
 
     mine[0] = ctx->topo && ucoll_local_size(ctx) > ctx->topo->npus_machine;
@@ -199,9 +236,11 @@ static int ctx_agree(ucoll_ctx_t *ctx)
     for (k = 0; k < UCOLL_COLL_LAST; k++) {
         mine[1 + AGREE_FIXED + k] = hash_str(c->algo[k]);
     }
+    /* not a setting: where this rank lives, for two-level collectives */
+    mine[1 + N] = node_key(ctx->boot);
     if (ctx->size == 1) {
         ctx->oversub = (int)mine[0];
-        return UCOLL_OK;
+        return nodes_number(ctx, mine, 2 + N);
     }
     all = malloc(sizeof(mine) * (size_t)ctx->size);
     if (all == NULL) {
@@ -214,7 +253,7 @@ static int ctx_agree(ucoll_ctx_t *ctx)
     }
     ctx->oversub = 0;
     for (r = 0; r < ctx->size; r++) {
-        const uint64_t *v = all + (size_t)r * (1 + N);
+        const uint64_t *v = all + (size_t)r * (2 + N);
 
         ctx->oversub |= v[0] != 0;
         for (k = 0; k < N && status == UCOLL_OK; k++) {
@@ -236,6 +275,9 @@ static int ctx_agree(ucoll_ctx_t *ctx)
                 status = UCOLL_ERR_ARG;
             }
         }
+    }
+    if (status == UCOLL_OK) {
+        status = nodes_number(ctx, all, 2 + N);
     }
     free(all);
     if (ctx->oversub && !mine[0]) {

@@ -45,6 +45,13 @@ struct ucoll_comm {
     void *coll_cache;  /* sealed schedules by call shape (lib/algos/algos.c) */
     struct ucoll_shm *shm; /* shared-memory state, made at the first call that may use it
                             * (lib/progress/shm.h); NULL until then */
+    /* two-level collectives (lib/algos/hier.c): possible on this
+     * communicator (members on two nodes or more, one node with two members
+     * or more; the same on every member), and their state, made at the
+     * first such call; NULL until then */
+    int hier_able;
+    int nodes, node_max; /* when hier_able: nodes, members of the largest */
+    struct ucoll_hier *hier;
     ucoll_list_t link; /* in ctx->comms */
 };
 
@@ -83,6 +90,12 @@ struct ucoll_ctx {
     /* communicators with shared-memory collectives queued (lib/progress/shm.c) */
     ucoll_list_t shm_active;
     unsigned shm_polls; /* progress passes while they wait (lib/progress/wait.c) */
+    /* node of every job rank, 0..nnodes-1 numbered by first appearance in
+     * rank order, agreed at init (ctx_agree) from the bootstrap's locality:
+     * a rank whose launcher said nothing is a node of its own; NULL when
+     * simulated */
+    int *node_of;
+    int nnodes;
 };
 
 /* Selection settings of ctx->cfg (algorithm, segment size, radix, model,
@@ -98,6 +111,17 @@ int ucoll__comm_create_world(ucoll_ctx_t *ctx);
  * id must be agreed by all members. */
 int ucoll__comm_create(ucoll_ctx_t *ctx, uint32_t id, int rank, int size, const int *world_ranks,
                        ucoll_comm_t **comm_p);
+/* The same for a communicator the runtime uses inside another's calls
+ * (lib/algos/hier.c): not in ctx->comms, its id from a range that
+ * ucoll_comm_split never hands out (UCOLL_COMM_ID_HIER up), freed by
+ * ucoll__comm_destroy with its owner. */
+int ucoll__comm_create_internal(ucoll_ctx_t *ctx, uint32_t id, int rank, int size,
+                                const int *world_ranks, ucoll_comm_t **comm_p);
+/* Ids of the internal communicators of communicator c (c's id below
+ * UCOLL_COMM_ID_HIER_MAX): UCOLL_COMM_ID_HIER + 2 c + 0 (its node part) or
+ * + 1 (the node leaders); ctx_id on the wire is id * 2 + space, 32 bits. */
+#define UCOLL_COMM_ID_HIER 0x40000000u
+#define UCOLL_COMM_ID_HIER_MAX 0x10000000u
 void ucoll__comm_destroy(ucoll_comm_t *comm);
 
 /* Simulated context: rank r of size, with the given network; used by

@@ -65,9 +65,16 @@ typedef struct tune tune_t;
 static tune_t *tune_load(ucoll_ctx_t *ctx);
 static void tune_model(const tune_t *t, int net, ucoll_model_t *m);
 
+static void model_of(ucoll_ctx_t *ctx, int net, ucoll_model_t *m);
+
 static void ctx_model(ucoll_comm_t *comm, ucoll_model_t *m)
 {
-    ucoll_ctx_t *ctx = comm->ctx;
+    model_of(comm->ctx, comm->spans_nodes, m);
+}
+
+/* The model of the paths between nodes (net) or inside one. */
+static void model_of(ucoll_ctx_t *ctx, int net, ucoll_model_t *m)
+{
 
     ucoll__model_default(m);
     m->alpha = ctx->cfg.model_alpha;
@@ -79,7 +86,7 @@ static void ctx_model(ucoll_comm_t *comm, ucoll_model_t *m)
         tune_t *t = tune_load(ctx);
 
         if (t) {
-            tune_model(t, comm->spans_nodes, m);
+            tune_model(t, net, m);
         }
     }
     if (ctx->oversub) {
@@ -399,7 +406,30 @@ static int algo_can_serve(const ucoll_algo_t *al, const ucoll_coll_args_t *a,
     if ((al->flags & UCOLL_ALGO_SHM) && !ucoll__shm_on(comm)) {
         return 0;
     }
+    if ((al->flags & UCOLL_ALGO_HIER) && !comm->hier_able) {
+        return 0;
+    }
     return al->can_serve == NULL || al->can_serve(a, comm->size);
+}
+
+/* The inputs of selection on comm (all agreed by its members): settings,
+ * model, shared-memory size, and for two-level rows the node structure. */
+static void sel_params(ucoll_comm_t *comm, ucoll_algo_params_t *prm, ucoll_model_t *m)
+{
+    ucoll_ctx_t *ctx = comm->ctx;
+
+    memset(prm, 0, sizeof(*prm));
+    prm->seg_size = ctx->cfg.seg_size;
+    prm->radix = ctx->cfg.radix;
+    prm->shm_data = ucoll__shm_data_size(ctx);
+    ctx_model(comm, m);
+    prm->model = *m;
+    if (comm->hier_able) {
+        prm->nnodes = comm->nodes;
+        prm->ppn = comm->node_max;
+        prm->node_shm = ctx->cfg.shm == UCOLL_SHM_MODE_AUTO;
+        model_of(ctx, 0, &prm->node_model);
+    }
 }
 
 static double algo_cost(const ucoll_algo_t *al, const ucoll_coll_args_t *a, int p,
@@ -424,11 +454,7 @@ const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args
     double best_t = 0;
     ucoll_model_t m;
 
-    prm_p->seg_size = ctx->cfg.seg_size;
-    prm_p->radix = ctx->cfg.radix;
-    prm_p->shm_data = ucoll__shm_data_size(ctx);
-    ctx_model(comm, &m);
-    prm_p->model = m;
+    sel_params(comm, prm_p, &m);
     if (reg == NULL || reg[0] == NULL) {
         return NULL;
     }
@@ -504,11 +530,7 @@ int ucoll__algo_rank(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_algo_
     ucoll_model_t m;
     int n = 0;
 
-    prm.seg_size = comm->ctx->cfg.seg_size;
-    prm.radix = comm->ctx->cfg.radix;
-    prm.shm_data = ucoll__shm_data_size(comm->ctx);
-    ctx_model(comm, &m);
-    prm.model = m;
+    sel_params(comm, &prm, &m);
     for (; reg && *reg && n < max; reg++, n++) {
         out[n].al = *reg;
         out[n].serves = algo_can_serve(*reg, a, comm);

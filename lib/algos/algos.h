@@ -60,6 +60,11 @@ typedef struct ucoll_algo_params {
     ucoll_model_t model; /* the selection's model; all zero: ucoll__model_default */
     size_t shm_data;     /* bytes of a rank's shared data area (UCOLL_SHM_SIZE less
                           * the control lines); 0 without shared memory */
+    /* two-level rows (UCOLL_ALGO_HIER) on a communicator across nodes: its
+     * nodes, the members of the largest, whether node levels may use shared
+     * memory, and the model of a path inside a node */
+    int nnodes, ppn, node_shm;
+    ucoll_model_t node_model;
 } ucoll_algo_params_t;
 
 typedef struct ucoll_algo {
@@ -85,6 +90,17 @@ typedef struct ucoll_algo {
 /* The row runs through the communicator's shared memory (lib/algos/shm.c):
  * selection considers it only where that is on (the same on every rank). */
 #define UCOLL_ALGO_SHM 1u
+/* The row runs in two levels, inside nodes and between their leaders
+ * (lib/algos/hier.c): considered only on communicators that can
+ * (comm->hier_able, the same on every member). */
+#define UCOLL_ALGO_HIER 2u
+
+/* The two-level rows (lib/algos/hier.c). */
+extern const ucoll_algo_t ucoll__barrier_hier, ucoll__bcast_hier, ucoll__reduce_hier,
+    ucoll__allreduce_hier, ucoll__allgather_hier;
+/* Free comm's two-level state (its internal communicators); calls still
+ * pending end with an error. */
+void ucoll__hier_destroy(ucoll_comm_t *comm);
 
 /* The registry of one operation: NULL-terminated list of algorithms. */
 const ucoll_algo_t *const *ucoll__algos(ucoll_coll_t coll);

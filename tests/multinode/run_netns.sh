@@ -117,6 +117,20 @@ if [ -n "$mpi" ]; then
             "$prog" "$nn" 2 >"$tmp/out" 2>&1
         check "$tmp/out" $np "mpirun over $nn nodes ($layout)"
     done
+    # the two-level rows forced (2 + 2 ranks): the world's collectives run
+    # in shared memory inside each node and over TCP between the leaders
+    printf "n0 slots=2\nn1 slots=2\n" >"$tmp/hosts"
+    on n0 env UCOLL_BARRIER_ALGO=hier UCOLL_BCAST_ALGO=hier UCOLL_REDUCE_ALGO=hier \
+        UCOLL_ALLREDUCE_ALGO=hier UCOLL_ALLGATHER_ALGO=hier UCOLL_LOG_LEVEL=debug \
+        timeout 200 "$mpi" --hostfile "$tmp/hosts" --mca plm_rsh_agent "$tmp/agent" \
+        --mca oob_tcp_if_include "$net.0/24" -np 4 -x UCOLL_WAIT -x UCOLL_TIMEOUT \
+        -x UCOLL_BARRIER_ALGO -x UCOLL_BCAST_ALGO -x UCOLL_REDUCE_ALGO -x UCOLL_ALLREDUCE_ALGO \
+        -x UCOLL_ALLGATHER_ALGO -x UCOLL_LOG_LEVEL "$prog" 2 2 >"$tmp/out" 2>&1
+    if ! grep -q "two levels, 2 nodes" "$tmp/out" || ! grep -q "allreduce: hier (forced)" "$tmp/out"; then
+        grep -v " debug " "$tmp/out" | tail -20; echo "FAIL: two levels did not run across nodes"; fail=1
+    else
+        check "$tmp/out" 4 "mpirun over 2 nodes, two-level rows forced"
+    fi
 else
     echo "no Open MPI mpirun: its runs skipped"
 fi

@@ -10,6 +10,7 @@
 const ucoll_algo_t *const ucoll__allgather_algos[] = {
     &ucoll__allgather_ring,     &ucoll__allgather_rdbl,         &ucoll__allgather_bruck,
     &ucoll__allgather_neighbor, &ucoll__allgather_gather_bcast, &ucoll__allgather_shm,
+    &ucoll__allgather_hier,
     NULL,
 };
 
