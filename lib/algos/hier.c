@@ -17,12 +17,9 @@
  *            collectives run any message-based algorithm of the catalog.
  * So the traffic between nodes is one contribution per node, not per rank.
  *
- * The levels of one call run one after the other, each a nonblocking call
- * started when the previous one completes (from its completion callback,
- * as the shared-memory setup starts deferred calls). Two-level calls of
- * one communicator run one at a time, in call order: each takes sequence
- * numbers of the internal communicators when its level starts, and only
- * that order makes the members take them alike.
+ * Each level is a nonblocking call on its internal communicator, started
+ * when the level before it is done (from that one's completion callback,
+ * as the shared-memory setup starts deferred calls).
  *
  *   barrier   node barrier; leaders' barrier; node bcast of one byte
  *   bcast     root's node: node bcast from the root, then (leader) leaders'
@@ -44,7 +41,16 @@
  * the model of its path, the node levels at p = the largest node's size
  * with shared-memory rows counted when UCOLL_SHM allows them, the leaders'
  * level at p = the number of nodes under the communicator's (network)
- * model. Not done: pipelining the levels by segment for large messages.
+ * model; in chunks, the first chunk's levels plus the slowest level once
+ * per further chunk.
+ *
+ * Large bcast, reduce and allreduce go in chunks (hier_chunk), each chunk
+ * its own calls of the levels, so chunk c crosses between the leaders
+ * while chunk c+1 is summed inside the nodes and chunk c-1 spread. The
+ * calls of a call's chunks, and of several calls in flight, are started on
+ * each internal communicator in one order, (call, chunk, level), on every
+ * member, each once the level before it in its chunk is done: sequence
+ * numbers match, and the order has no cycle.
  */
 #include "algos/algos.h"
 #include "progress/request.h"
@@ -60,23 +66,40 @@ typedef struct ucoll_hier {
     int *node_size;   /* members of each node */
     int *node_first;  /* where each node's blocks start in node order */
     int contiguous;   /* every node's members are consecutive ranks */
-    ucoll_list_t ops; /* calls in call order, the first one running */
+    ucoll_list_t ops; /* calls not yet complete, in call order */
+    /* steps not yet started, per internal communicator (0 node, 1
+     * leaders), in the order every member starts them */
+    ucoll_list_t queue[2];
     int driving, again;
 } ucoll_hier_t;
+
+#define HIER_LEVELS 3
+
+struct hier_op;
+
+/* One level of one chunk of a call, on one internal communicator. */
+typedef struct hier_step {
+    ucoll_list_t link;      /* in h->queue[which] until started */
+    struct hier_op *op;
+    struct hier_step *after; /* the step of the same chunk it waits for, or NULL */
+    ucoll_req_t *sub;       /* in flight */
+    int which, chunk, level;
+    int done;
+} hier_step_t;
 
 typedef struct hier_op {
     ucoll_list_t link;
     ucoll_comm_t *comm;
     ucoll_coll_args_t a;
     ucoll_req_t *req;  /* the caller's */
-    ucoll_req_t *sub;  /* the level in flight */
-    int level, error;
+    int error;
+    size_t chunk;      /* elements per chunk */
+    int nsteps, pending; /* steps of this rank, those not done */
+    hier_step_t *steps;
     char *tmp;         /* scratch: reduce's partial, allgather's node-order vector */
     size_t *counts, *displs; /* allgather: the leaders' allgatherv */
     char token;        /* barrier's release */
 } hier_op_t;
-
-#define HIER_LEVELS 3
 
 /* ---- the internal communicators ---------------------------------------- */
 
@@ -105,6 +128,8 @@ static int hier_make(ucoll_comm_t *comm, ucoll_hier_t **h_p)
         return UCOLL_ERR_NOMEM;
     }
     ucoll_list_init(&h->ops);
+    ucoll_list_init(&h->queue[0]);
+    ucoll_list_init(&h->queue[1]);
     h->node_of = calloc((size_t)p, sizeof(int));
     h->node_lrank = malloc(sizeof(int) * (size_t)p);
     h->node_size = calloc((size_t)p, sizeof(int));
@@ -176,6 +201,14 @@ out:
     return UCOLL_OK;
 }
 
+static void op_free(hier_op_t *op)
+{
+    free(op->steps);
+    free(op->tmp);
+    free(op->counts);
+    free(op);
+}
+
 void ucoll__hier_destroy(ucoll_comm_t *comm)
 {
     ucoll_hier_t *h = comm->hier;
@@ -184,7 +217,7 @@ void ucoll__hier_destroy(ucoll_comm_t *comm)
     if (h == NULL) {
         return;
     }
-    /* calls still queued (freeing a communicator with calls pending): they
+    /* calls still pending (freeing a communicator with calls pending): they
      * end with an error; a level in flight belongs to the executor until
      * the context ends, and calls nobody back */
     ucoll_list_for_each_safe(pos, tmp, &h->ops)
@@ -192,15 +225,15 @@ void ucoll__hier_destroy(ucoll_comm_t *comm)
         hier_op_t *op = ucoll_container_of(pos, hier_op_t, link);
 
         ucoll_list_del(&op->link);
-        if (op->sub) {
-            op->sub->cb = NULL;
+        for (int i = 0; i < op->nsteps; i++) {
+            if (op->steps[i].sub) {
+                op->steps[i].sub->cb = NULL;
+            }
         }
         ucoll_debug("comm %u: dropping a two-level %s still pending", comm->id,
                     ucoll__coll_name(op->a.coll));
         ucoll__req_complete(op->req, UCOLL_ERR_ARG);
-        free(op->tmp);
-        free(op->counts);
-        free(op);
+        op_free(op);
     }
     hier_free(h);
     comm->hier = NULL;
@@ -214,12 +247,13 @@ static const void *sb(const void *s, const void *r)
     return s == r ? UCOLL_IN_PLACE : s;
 }
 
-/* Start level k of op on this rank: *sub the call in flight, NULL when
- * this rank has no part in level k. */
-static int level_start(hier_op_t *op, int k, ucoll_req_t **sub)
+/* Level k of op on this rank for the part of the call in a (a chunk: its
+ * count and buffers, tmp its part of the scratch): *sub the call started,
+ * NULL when it needed none (a local copy). */
+static int level_start(hier_op_t *op, const ucoll_coll_args_t *a, char *tmp, int k,
+                       ucoll_req_t **sub)
 {
     ucoll_hier_t *h = op->comm->hier;
-    const ucoll_coll_args_t *a = &op->a;
     ucoll_comm_t *node = h->node, *lead = h->leaders;
     int single = node->size == 1, leader = lead != NULL;
     size_t bytes = a->count * a->esize;
@@ -263,12 +297,12 @@ static int level_start(hier_op_t *op, int k, ucoll_req_t **sub)
              * vector, the result in tmp (the root's rbuf when the root is
              * the leader); k 2: node reduce to the root */
             if (k == 1 && leader) {
-                void *res = single ? a->rbuf : op->tmp;
+                void *res = single ? a->rbuf : tmp;
                 const void *in = (single && a->in_place) ? UCOLL_IN_PLACE : a->sbuf;
                 return ucoll_ireduce(in, res, a->count, a->dt, a->op, rnode, lead, sub);
             }
             if (k == 2 && !single) {
-                const void *in = leader ? op->tmp : a->sbuf;
+                const void *in = leader ? tmp : a->sbuf;
                 if (iroot && !leader && a->in_place) {
                     in = UCOLL_IN_PLACE;
                 }
@@ -278,11 +312,11 @@ static int level_start(hier_op_t *op, int k, ucoll_req_t **sub)
             return UCOLL_OK;
         }
         if (k == 0 && !single) {
-            return ucoll_ireduce(a->sbuf, leader ? op->tmp : NULL, a->count, a->dt, a->op, 0,
+            return ucoll_ireduce(a->sbuf, leader ? tmp : NULL, a->count, a->dt, a->op, 0,
                                  node, sub);
         }
         if (k == 1 && leader) {
-            return ucoll_ireduce(single ? a->sbuf : op->tmp, NULL, a->count, a->dt, a->op, rnode,
+            return ucoll_ireduce(single ? a->sbuf : tmp, NULL, a->count, a->dt, a->op, rnode,
                                  lead, sub);
         }
         return UCOLL_OK;
@@ -304,7 +338,7 @@ static int level_start(hier_op_t *op, int k, ucoll_req_t **sub)
 
     case UCOLL_COLL_ALLGATHER: {
         int p = op->comm->size;
-        char *vec = h->contiguous ? a->rbuf : op->tmp; /* blocks in node order */
+        char *vec = h->contiguous ? a->rbuf : tmp; /* blocks in node order */
         char *mine = vec + (size_t)h->node_first[h->mynode] * bytes;
 
         if (k == 0) {
@@ -331,7 +365,7 @@ static int level_start(hier_op_t *op, int k, ucoll_req_t **sub)
                 /* node order to rank order */
                 for (int r = 0; r < p; r++) {
                     size_t at = (size_t)(h->node_first[h->node_of[r]] + h->node_lrank[r]);
-                    memcpy((char *)a->rbuf + (size_t)r * bytes, op->tmp + at * bytes, bytes);
+                    memcpy((char *)a->rbuf + (size_t)r * bytes, tmp + at * bytes, bytes);
                 }
             }
             if (!single) {
@@ -345,58 +379,106 @@ static int level_start(hier_op_t *op, int k, ucoll_req_t **sub)
     }
 }
 
+/* Where this rank takes part in level k of op: HIER_NODE, HIER_LEADERS,
+ * HIER_LOCAL (a copy of its own, no call), HIER_NONE. Every member of an
+ * internal communicator gives the same answer for it: it depends only on
+ * the call and on facts of the node. */
+enum { HIER_NONE = -1, HIER_NODE = 0, HIER_LEADERS = 1, HIER_LOCAL = 2 };
+
+static int level_where(const hier_op_t *op, int k)
+{
+    const ucoll_hier_t *h = op->comm->hier;
+    const ucoll_coll_args_t *a = &op->a;
+    int single = h->node->size == 1, leader = h->leaders != NULL;
+    int node = single ? HIER_NONE : HIER_NODE, lead = leader ? HIER_LEADERS : HIER_NONE;
+    int mine = a->root >= 0 && h->node_of[a->root] == h->mynode;
+
+    if (k == 1) {
+        return lead;
+    }
+    switch (a->coll) {
+    case UCOLL_COLL_BCAST: return (k == 0) == mine ? node : HIER_NONE;
+    case UCOLL_COLL_REDUCE: return (k == 2) == mine ? node : HIER_NONE;
+    case UCOLL_COLL_ALLGATHER:
+        if (!single) {
+            return HIER_NODE;
+        }
+        return (k == 0 || !h->contiguous) ? HIER_LOCAL : HIER_NONE;
+    default: return node; /* barrier, allreduce */
+    }
+}
+
 static void drive(ucoll_hier_t *h);
 
-static void level_done(ucoll_req_t *req)
+static void step_done(ucoll_req_t *req)
 {
-    hier_op_t *op = req->cb_arg;
-    int st = req->status.error;
+    hier_step_t *st = req->cb_arg;
+    hier_op_t *op = st->op;
+    int err = req->status.error;
 
     ucoll__req_release(req);
-    op->sub = NULL;
-    if (st != UCOLL_OK && op->error == UCOLL_OK) {
-        op->error = st;
+    st->sub = NULL;
+    st->done = 1;
+    op->pending--;
+    if (err != UCOLL_OK && op->error == UCOLL_OK) {
+        op->error = err;
     }
     drive(op->comm->hier);
 }
 
-/* Start op's levels until one is in flight or all are done. 1 when op is
- * over. */
-static int advance(hier_op_t *op)
+/* Start step st (its chunk's earlier step done). */
+static void step_start(hier_step_t *st)
 {
-    while (op->sub == NULL && op->level < HIER_LEVELS && op->error == UCOLL_OK) {
-        ucoll_req_t *sub = NULL;
-        int st = level_start(op, op->level++, &sub);
+    hier_op_t *op = st->op;
+    ucoll_coll_args_t a = op->a;
+    ucoll_req_t *sub = NULL;
+    char *tmp = op->tmp;
+    int err = UCOLL_OK;
 
-        if (st != UCOLL_OK) {
-            ucoll_debug("two-level %s, level %d: %s", ucoll__coll_name(op->a.coll), op->level - 1,
-                        ucoll_strerror(st));
-            op->error = st;
-            break;
+    if (op->error == UCOLL_OK) {
+        /* the chunk: its elements of every vector (one chunk: the call) */
+        size_t first = (size_t)st->chunk * op->chunk, off = first * a.esize;
+
+        if (a.coll != UCOLL_COLL_ALLGATHER && a.coll != UCOLL_COLL_BARRIER) {
+            a.count = UCOLL_MIN(op->chunk, a.count - first);
+            a.sbuf = a.sbuf ? (const char *)a.sbuf + off : NULL;
+            a.rbuf = a.rbuf ? (char *)a.rbuf + off : NULL;
+            tmp = tmp ? tmp + off : NULL;
         }
-        if (sub == NULL) {
-            continue;
+        err = level_start(op, &a, tmp, st->level, &sub);
+        if (err != UCOLL_OK) {
+            ucoll_debug("two-level %s, level %d: %s", ucoll__coll_name(op->a.coll), st->level,
+                        ucoll_strerror(err));
         }
-        if (sub->complete) { /* done before it returned */
-            st = sub->status.error;
-            ucoll__req_release(sub);
-            if (st != UCOLL_OK) {
-                op->error = st;
-            }
-            continue;
-        }
-        sub->user = 0;
-        sub->cb = level_done;
-        sub->cb_arg = op;
-        op->sub = sub;
     }
-    return op->sub == NULL;
+    if (err == UCOLL_OK && sub != NULL && !sub->complete) {
+        sub->user = 0;
+        sub->cb = step_done;
+        sub->cb_arg = st;
+        st->sub = sub;
+        return;
+    }
+    if (sub != NULL) { /* done before it returned */
+        err = err != UCOLL_OK ? err : sub->status.error;
+        ucoll__req_release(sub);
+    }
+    st->done = 1;
+    op->pending--;
+    if (err != UCOLL_OK && op->error == UCOLL_OK) {
+        op->error = err; /* the later steps start nothing */
+    }
 }
 
-/* Run the calls of h in order. Reentrant calls (a level completing while
- * another is being started) only ask the running one to look again. */
+/* Start every step whose turn has come: at the head of its communicator's
+ * queue (members start their calls on it in the same order) and its
+ * chunk's earlier step done; local steps need only the latter. Then end
+ * the calls all of whose steps are done. Reentrant calls (a step
+ * completing while another starts) only ask the running one to look
+ * again. */
 static void drive(ucoll_hier_t *h)
 {
+    ucoll_list_t *pos, *tmp;
+
     if (h->driving) {
         h->again = 1;
         return;
@@ -404,17 +486,40 @@ static void drive(ucoll_hier_t *h)
     h->driving = 1;
     do {
         h->again = 0;
-        while (!ucoll_list_empty(&h->ops)) {
-            hier_op_t *op = ucoll_list_first(&h->ops, hier_op_t, link);
+        ucoll_list_for_each_safe(pos, tmp, &h->ops)
+        {
+            hier_op_t *op = ucoll_container_of(pos, hier_op_t, link);
 
-            if (!advance(op)) {
-                break;
+            for (int i = 0; i < op->nsteps; i++) {
+                hier_step_t *st = &op->steps[i];
+
+                if (st->which == HIER_LOCAL && !st->done && (!st->after || st->after->done)) {
+                    step_start(st);
+                    h->again = 1;
+                }
             }
-            ucoll_list_del(&op->link);
-            ucoll__req_complete(op->req, op->error);
-            free(op->tmp);
-            free(op->counts);
-            free(op);
+        }
+        for (int q = 0; q < 2; q++) {
+            while (!ucoll_list_empty(&h->queue[q])) {
+                hier_step_t *st = ucoll_list_first(&h->queue[q], hier_step_t, link);
+
+                if (st->after && !st->after->done) {
+                    break;
+                }
+                ucoll_list_del(&st->link);
+                step_start(st);
+                h->again = 1;
+            }
+        }
+        ucoll_list_for_each_safe(pos, tmp, &h->ops)
+        {
+            hier_op_t *op = ucoll_container_of(pos, hier_op_t, link);
+
+            if (op->pending == 0) {
+                ucoll_list_del(&op->link);
+                ucoll__req_complete(op->req, op->error);
+                op_free(op);
+            }
         }
     } while (h->again);
     h->driving = 0;
@@ -422,15 +527,34 @@ static void drive(ucoll_hier_t *h)
 
 /* ---- the rows ----------------------------------------------------------- */
 
+/* Elements per chunk of a call of bytes bytes: large bcast, reduce and
+ * allreduce go in pieces, so that one piece crosses the network while the
+ * previous one is spread (or the next one summed) inside the nodes. The
+ * segment size when set, else an eighth of the call, at least 256 KiB;
+ * never more than HIER_MAX_CHUNKS pieces; the same on every rank. */
+#define HIER_MAX_CHUNKS 64
+
+static size_t hier_chunk(const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm)
+{
+    size_t bytes = a->count * a->esize, c;
+
+    if (a->coll == UCOLL_COLL_ALLGATHER || a->coll == UCOLL_COLL_BARRIER || a->esize == 0) {
+        return a->count ? a->count : 1;
+    }
+    c = prm->seg_size ? prm->seg_size : UCOLL_MAX(bytes / 8, (size_t)256 << 10);
+    c = UCOLL_MAX(c / a->esize, (size_t)1);
+    c = UCOLL_MAX(c, (a->count + HIER_MAX_CHUNKS - 1) / HIER_MAX_CHUNKS);
+    return UCOLL_MIN(c, UCOLL_MAX(a->count, (size_t)1));
+}
+
 static int hier_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
                       const ucoll_algo_params_t *prm, ucoll_req_t *req)
 {
     ucoll_hier_t *h;
     hier_op_t *op;
-    size_t bytes = a->count * a->esize;
-    int st;
+    size_t bytes = a->count * a->esize, nchunks;
+    int st, need_tmp, n = 0;
 
-    (void)prm;
     if (comm->hier == NULL) {
         if ((st = hier_make(comm, &comm->hier)) != UCOLL_OK) {
             return st;
@@ -444,31 +568,59 @@ static int hier_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
     op->comm = comm;
     op->a = *a;
     op->req = req;
-    if (h->leaders && h->node->size > 1 && a->coll == UCOLL_COLL_REDUCE) {
-        op->tmp = malloc(bytes ? bytes : 1);
-    } else if (a->coll == UCOLL_COLL_ALLGATHER) {
-        if (h->leaders && !h->contiguous) {
-            op->tmp = malloc(bytes * (size_t)comm->size + 1);
-        }
-        if (h->leaders) {
-            op->counts = malloc(2 * sizeof(size_t) * (size_t)h->nnodes);
-            if (op->counts) {
-                op->displs = op->counts + h->nnodes;
-                for (int n = 0; n < h->nnodes; n++) {
-                    op->counts[n] = (size_t)h->node_size[n] * a->count;
-                    op->displs[n] = (size_t)h->node_first[n] * a->count;
-                }
+    op->chunk = hier_chunk(a, prm);
+    nchunks = a->count ? (a->count + op->chunk - 1) / op->chunk : 1;
+    if (a->coll == UCOLL_COLL_ALLGATHER || a->coll == UCOLL_COLL_BARRIER) {
+        nchunks = 1;
+    }
+    op->steps = calloc(nchunks * HIER_LEVELS, sizeof(hier_step_t));
+    need_tmp = h->leaders && ((a->coll == UCOLL_COLL_REDUCE && h->node->size > 1) ||
+                              (a->coll == UCOLL_COLL_ALLGATHER && !h->contiguous));
+    if (need_tmp) {
+        op->tmp = malloc(a->coll == UCOLL_COLL_REDUCE ? bytes + 1
+                                                       : bytes * (size_t)comm->size + 1);
+    }
+    if (a->coll == UCOLL_COLL_ALLGATHER && h->leaders) {
+        op->counts = malloc(2 * sizeof(size_t) * (size_t)h->nnodes);
+        if (op->counts) {
+            op->displs = op->counts + h->nnodes;
+            for (int i = 0; i < h->nnodes; i++) {
+                op->counts[i] = (size_t)h->node_size[i] * a->count;
+                op->displs[i] = (size_t)h->node_first[i] * a->count;
             }
         }
     }
-    if ((op->tmp == NULL && ((h->leaders && h->node->size > 1 && a->coll == UCOLL_COLL_REDUCE) ||
-                             (a->coll == UCOLL_COLL_ALLGATHER && h->leaders && !h->contiguous))) ||
+    if (op->steps == NULL || (need_tmp && op->tmp == NULL) ||
         (a->coll == UCOLL_COLL_ALLGATHER && h->leaders && op->counts == NULL)) {
-        free(op->tmp);
-        free(op->counts);
-        free(op);
+        op_free(op);
         return UCOLL_ERR_NOMEM;
     }
+    /* this rank's steps, chunk by chunk, level by level: the order in which
+     * every member of an internal communicator queues its calls there */
+    for (size_t c = 0; c < nchunks; c++) {
+        hier_step_t *prev = NULL;
+
+        for (int k = 0; k < HIER_LEVELS; k++) {
+            int where = level_where(op, k);
+            hier_step_t *s;
+
+            if (where == HIER_NONE) {
+                continue;
+            }
+            s = &op->steps[n++];
+            s->op = op;
+            s->which = where;
+            s->chunk = (int)c;
+            s->level = k;
+            s->after = prev;
+            ucoll_list_init(&s->link);
+            if (where != HIER_LOCAL) {
+                ucoll_list_add_tail(&h->queue[where], &s->link);
+            }
+            prev = s;
+        }
+    }
+    op->nsteps = op->pending = n;
     ucoll_list_add_tail(&h->ops, &op->link);
     drive(h);
     return UCOLL_OK;
@@ -506,12 +658,44 @@ static double level_cost(ucoll_coll_t coll, const ucoll_coll_args_t *a, int p, i
     return best;
 }
 
+/* Levels of one chunk of x (lv[k]: level k's time), for the pipelined
+ * operations. */
+static void chunk_levels(const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm, double lv[3])
+{
+    ucoll_coll_args_t x = *a;
+    int ppn = prm->ppn, nn = prm->nnodes;
+
+    x.root = 0;
+    switch (a->coll) {
+    case UCOLL_COLL_BCAST:
+        lv[0] = level_cost(UCOLL_COLL_BCAST, &x, ppn, 1, prm);
+        lv[1] = level_cost(UCOLL_COLL_BCAST, &x, nn, 0, prm);
+        lv[2] = lv[0];
+        break;
+    case UCOLL_COLL_REDUCE:
+        lv[0] = level_cost(UCOLL_COLL_REDUCE, &x, ppn, 1, prm);
+        lv[1] = level_cost(UCOLL_COLL_REDUCE, &x, nn, 0, prm);
+        lv[2] = lv[0];
+        break;
+    default: /* allreduce */
+        x.coll = UCOLL_COLL_REDUCE;
+        lv[0] = level_cost(UCOLL_COLL_REDUCE, &x, ppn, 1, prm);
+        lv[1] = level_cost(UCOLL_COLL_ALLREDUCE, a, nn, 0, prm);
+        x.coll = UCOLL_COLL_BCAST;
+        lv[2] = level_cost(UCOLL_COLL_BCAST, &x, ppn, 1, prm);
+        break;
+    }
+}
+
+/* The levels one after the other for the first chunk, then one chunk per
+ * slowest level: chunks overlap across levels. */
 static double hier_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
                         const ucoll_model_t *m)
 {
     ucoll_coll_args_t x = *a;
     int ppn = prm->ppn, nn = prm->nnodes;
-    double t = 0;
+    double t = 0, lv[3];
+    size_t ce, n;
 
     (void)m;
     if (nn < 2 || ppn < 2) {
@@ -527,20 +711,13 @@ static double hier_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_para
         x.root = 0;
         return t + level_cost(UCOLL_COLL_BCAST, &x, ppn, 1, prm);
     case UCOLL_COLL_BCAST:
-        x.root = 0;
-        return 2 * level_cost(UCOLL_COLL_BCAST, &x, ppn, 1, prm) +
-               level_cost(UCOLL_COLL_BCAST, &x, nn, 0, prm);
     case UCOLL_COLL_REDUCE:
-        x.root = 0;
-        return 2 * level_cost(UCOLL_COLL_REDUCE, &x, ppn, 1, prm) +
-               level_cost(UCOLL_COLL_REDUCE, &x, nn, 0, prm);
     case UCOLL_COLL_ALLREDUCE:
-        x.coll = UCOLL_COLL_REDUCE;
-        x.root = 0;
-        t = level_cost(UCOLL_COLL_REDUCE, &x, ppn, 1, prm);
-        t += level_cost(UCOLL_COLL_ALLREDUCE, a, nn, 0, prm);
-        x.coll = UCOLL_COLL_BCAST;
-        return t + level_cost(UCOLL_COLL_BCAST, &x, ppn, 1, prm);
+        ce = hier_chunk(a, prm);
+        n = a->count ? (a->count + ce - 1) / ce : 1;
+        x.count = UCOLL_MIN(ce, a->count);
+        chunk_levels(&x, prm, lv);
+        return lv[0] + lv[1] + lv[2] + (double)(n - 1) * UCOLL_MAX(lv[0], UCOLL_MAX(lv[1], lv[2]));
     case UCOLL_COLL_ALLGATHER:
         x.coll = UCOLL_COLL_GATHER;
         x.root = 0;

@@ -35,6 +35,9 @@ run 6 block 3 "${forced[@]}"
 run 4 block 2 "${forced[@]}" UCOLL_SHM=off
 run 4 cyclic 2 "${forced[@]}" UCX_TLS=tcp,self
 run 8 block 4 "${forced[@]}"
+# many chunks (64, the most) of the large calls, several calls in flight
+run 5 cyclic 2 "${forced[@]}" UCOLL_SEGMENT_SIZE=4096
+run 6 block 2 "${forced[@]}" UCOLL_SEGMENT_SIZE=65536 UCX_TLS=tcp,self
 # the model's own choice: two levels for the large allreduce
 run 4 block 2 UCOLL_WAIT=block UCOLL_LOG_LEVEL=debug &&
     if ! grep -q "allreduce: hier (model" "$log"; then
