@@ -428,10 +428,17 @@ static int force_algo(ucoll_ctx_t *ctx, const bench_opts_t *o)
 
 /* ---- the benchmark ------------------------------------------------------- */
 
-static int bufs_alloc(bench_bufs_t *b, size_t max_elems, size_t esize, int p)
+/* Buffers for calls of up to max_elems elements (call_count): p blocks of
+ * them where a call moves one block per rank (gather, allgather, alltoall,
+ * reduce_scatter, and their v-variants), one vector otherwise, so a bcast
+ * of a large model's size fits where p copies would not. */
+static int bufs_alloc(bench_bufs_t *b, ucoll_coll_t c, size_t max_elems, size_t esize, int p)
 {
+    int whole = c == UCOLL_COLL_BARRIER || c == UCOLL_COLL_BCAST || c == UCOLL_COLL_REDUCE ||
+                c == UCOLL_COLL_ALLREDUCE || c == UCOLL_COLL_SCAN || c == UCOLL_COLL_EXSCAN;
+
     memset(b, 0, sizeof(*b));
-    b->cap = (max_elems * (size_t)p + 1) * esize;
+    b->cap = (max_elems * (whole ? 1 : (size_t)p) + 1) * esize;
     b->sbuf = malloc(b->cap);
     b->rbuf = malloc(b->cap);
     b->ref = malloc(b->cap);
@@ -555,7 +562,7 @@ int ucoll_bench_coll(ucoll_ctx_t *ctx, const char *mode, int argc, char **argv)
     }
     esize = ucoll_dtype_size(o.dt);
     maxn = call_count(o.coll, o.max_size, esize, p);
-    if (bufs_alloc(&b, maxn + 1, esize, p) != 0) {
+    if (bufs_alloc(&b, o.coll, maxn + 1, esize, p) != 0) {
         fprintf(stderr, "ucoll_bench: out of memory for %zu-byte buffers\n", b.cap);
         bufs_free(&b);
         return 1;

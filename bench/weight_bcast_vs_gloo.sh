@@ -57,13 +57,13 @@ for p in $ps; do
         done
       done
       # ucoll_bench: the same bytes as one broadcast, or fewer where its
-      # three buffers of p times the size (sized for gather) would not fit in
-      # a third of the free memory; compared by bytes per second
+      # three buffers of the size on each of the p ranks would not fit in
+      # three quarters of the free memory; compared by bytes per second
       bytes=$(grep "p=$p .*dtype=$dt .*size=$size " "$runs" | grep -o 'bytes=[0-9]*' | head -1 | cut -d= -f2)
       if [[ -n $bytes ]]; then
         avail=$(($(awk '/MemAvailable/ {print $2}' /proc/meminfo) * 1024))
         fit=$((1 << 20))
-        while ((fit * 2 * 9 * p * p <= avail)); do fit=$((fit * 2)); done
+        while ((fit * 2 * 4 * p <= avail)); do fit=$((fit * 2)); done
         n=$((bytes < fit ? bytes : fit))
         us=$("$ucollrun" -n "$p" --timeout 900 "$bench" bcast --min-size "$n" \
                --max-size "$n" --iters "$iters" --warmup 1 | awk '!/^#/ && NF >= 2 {print $2}' || true)
