@@ -29,7 +29,8 @@ enum {
     UCOLL_ERR_BOOTSTRAP = -5,  /* PMIx (or the launcher) is not reachable or failed */
     UCOLL_ERR_TIMEOUT = -6,    /* an operation did not complete in time */
     UCOLL_ERR_PEER = -7,       /* a peer process died or became unreachable */
-    UCOLL_ERR_UNSUPPORTED = -8 /* the operation or combination is not supported */
+    UCOLL_ERR_UNSUPPORTED = -8, /* the operation or combination is not supported */
+    UCOLL_ERR_BUSY = -9         /* the object still has operations in progress */
 };
 
 /* A static string describing status; never NULL, also for unknown codes. */
@@ -151,7 +152,10 @@ int ucoll_comm_split(ucoll_comm_t *comm, int color, int key, ucoll_comm_t **out)
 /* Free a communicator made by ucoll_comm_split (not the world). Local. */
 int ucoll_comm_free(ucoll_comm_t *comm);
 
-/* One pass of the progress engine: drives UCX and completes requests. */
+/* One pass of the progress engine: drives UCX and completes requests.
+ * Returns how many things moved (UCX events, executor steps, shared-memory
+ * steps; 0 when nothing did, so a caller polling in a loop can back off),
+ * or UCOLL_ERR_ARG for a NULL context. Never blocks. */
 int ucoll_progress(ucoll_ctx_t *ctx);
 
 /* ---- point to point ---------------------------------------------------- */
