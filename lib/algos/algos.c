@@ -825,14 +825,24 @@ err_sched:
     return st;
 }
 
+/* The call's sequence number is taken even when the call cannot start on
+ * this rank (out of memory here, no algorithm): the arguments were checked
+ * alike everywhere, so the other members took it, and this rank's next
+ * call must pair with their next one, not with this one. */
+static void coll_seq_skip(ucoll_comm_t *comm)
+{
+    comm->coll_seq = (comm->coll_seq >= UCOLL_TAG_UB) ? 0 : comm->coll_seq + 1;
+}
+
 int ucoll__coll_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_t **req_p)
 {
     ucoll_req_t *req;
     uint32_t tag;
-    int st, deferred;
+    int st, deferred = 0;
 
     req = ucoll__req_alloc(comm->ctx, UCOLL_REQ_COLL);
     if (req == NULL) {
+        coll_seq_skip(comm);
         return UCOLL_ERR_NOMEM;
     }
     req->user = 1;
@@ -853,6 +863,11 @@ int ucoll__coll_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_
     return UCOLL_OK;
 
 err_req:
+    if (!deferred) {
+        coll_seq_skip(comm);
+    }
+    ucoll_debug("%s could not start here: %s; its sequence number is spent",
+                ucoll__coll_name(a->coll), ucoll_strerror(st));
     ucoll__req_release(req);
     return st;
 }
