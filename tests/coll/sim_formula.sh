@@ -29,6 +29,7 @@ checks=(
   "reduce binomial 64,1024"
   "barrier knomial_tree 4,16,64,1024"
   "reduce knomial 5,64,100,1024"
+  "bcast circulant 64,1024"
 )
 for c in "${checks[@]}"; do
     read -r coll algo plist <<<"$c"
@@ -54,6 +55,18 @@ b=$(UCOLL_SEGMENT_SIZE=8k "$sim" -c bcast -a pipeline -m 1m -p 64 -A $A -B $B | 
 [ "$b" = $((128 * 63)) ] && [ "$a" != "$b" ] || { echo "FAIL: UCOLL_SEGMENT_SIZE=8k: $b messages (model: $a)"; fail=1; }
 c=$(UCOLL_RADIX=8 "$sim" -c bcast -a knomial -m 1k -p 64 -A $A -B $B | awk '!/^#/ { print $5 }')
 [ "$c" = 14 ] || { echo "FAIL: UCOLL_RADIX=8 knomial at p=64: rounds $c, expected 14 (2 levels of 7 sends)"; fail=1; }
+# circulant: n - 1 + ceil(log2 p) rounds. One block: ceil(log2 p) rounds
+# for any p; 16 blocks of 64k: 15 + ceil(log2 p) messages sent by the
+# busiest rank for any p, and as many rounds on the critical path where p
+# is a power of two
+for p in 3 100 1000 1024; do
+    q=$(awk -v p="$p" 'BEGIN { r = 0; while (2 ^ r < p) r++; print r }')
+    r=$("$sim" -c bcast -a circulant -m 8 -p $p -A $A -B $B | awk '!/^#/ { print $5 }')
+    [ "$r" = "$q" ] || { echo "FAIL: circulant p=$p, one block: rounds $r, expected $q"; fail=1; }
+    r=$(UCOLL_SEGMENT_SIZE=64k "$sim" -c bcast -a circulant -m 1m -p $p -A $A -B $B | awk '!/^#/ { print $7, $5 }')
+    want="$((15 + q)) $([ $p = 1024 ] && echo $((15 + q)) || echo "${r#* }")"
+    [ "$r" = "$want" ] || { echo "FAIL: circulant p=$p, 16 blocks: max sends, rounds $r, expected $want"; fail=1; }
+done
 # LogGP: one message costs o + (m-1)G + L + o; a root sending to 63 ranks
 # in turn is bound by its injections, max(g, o + (m-1)G) apart
 t=$("$sim" -c bcast -a binomial -m 1m -p 2 -P 16e-6,2e-6,4e-6,1e-10 | awk '!/^#/ { print $8 }')

@@ -12,8 +12,9 @@
  * buffer changes while in flight, nothing is truncated, all ranks' sequence
  * numbers agree, root-only and rank-0-untouched rules hold. Also: argument
  * errors consume no sequence number, selection (forced, fallback, tuning
- * file), many outstanding collectives at once, and the simulated clock
- * against the cost formulas.
+ * file), many outstanding collectives at once, the simulated clock
+ * against the cost formulas, and the rows whose schedules depend on p in a
+ * subtle way at every p up to 40.
  */
 #include "algos/algos.h"
 #include "dtype.h"
@@ -675,6 +676,45 @@ static void test_clock(void)
     world_destroy(w);
 }
 
+/* The rows whose schedules hang on p in a subtle way (the circulant
+ * graph's skips, the two trees' labels), at every p up to 40 and a few
+ * beyond, with 1 to about 3⌈log2 p⌉ + 1 segments (the sweep's segments are
+ * 256 bytes) and a short last one. */
+static void test_more_p(void)
+{
+    static const int extra[] = {63, 64, 65, 100, 129};
+    static const struct {
+        ucoll_coll_t coll;
+        const char *algo;
+    } rows[] = {
+        {UCOLL_COLL_BCAST, "circulant"},
+        {UCOLL_COLL_REDUCE, "twotree"},
+        {UCOLL_COLL_ALLREDUCE, "twotree"},
+    };
+
+    for (int i = 0; i < 39 + (int)(sizeof(extra) / sizeof(extra[0])); i++) {
+        int p = i < 39 ? i + 2 : extra[i - 39], q = ucoll__ceil_log2(p), before = failures;
+        size_t nseg[] = {1, (size_t)q, (size_t)q + 1, 2 * (size_t)q + 3, 3 * (size_t)q + 1};
+        world_t *w = world_create(p, 0);
+
+        for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+            for (size_t k = 0; k < sizeof(nseg) / sizeof(nseg[0]); k++) {
+                case_t c = {.coll = rows[r].coll, .algo = rows[r].algo};
+
+                c.root = k % 2 ? p - 1 : 0;
+                c.count = (nseg[k] - 1) * 64 + 37;
+                c.pr.dt = UCOLL_INT32;
+                c.pr.op = UCOLL_SUM;
+                run_case(w, &c);
+            }
+        }
+        world_destroy(w);
+        if (failures != before) {
+            printf("p=%-3d circulant/twotree FAILED\n", p);
+        }
+    }
+}
+
 /* Half-precision conversions: round to nearest even, specials. */
 static void test_half(void)
 {
@@ -785,6 +825,7 @@ int main(int argc, char **argv)
     test_rndv_catches_eager_reliance();
     test_outstanding();
     test_clock();
+    test_more_p();
     for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++) {
         int before = failures;
         sweep(ps[i]);

@@ -12,6 +12,7 @@ const ucoll_algo_t *const ucoll__allreduce_algos[] = {
     &ucoll__allreduce_reduce_bcast,
     &ucoll__allreduce_knomial,
     &ucoll__allreduce_sra_knomial,
+    &ucoll__allreduce_twotree,
     &ucoll__allreduce_shm,
     NULL,
     &ucoll__allreduce_hier,

@@ -13,6 +13,7 @@ extern const ucoll_algo_t ucoll__allreduce_ring;
 extern const ucoll_algo_t ucoll__allreduce_reduce_bcast;
 extern const ucoll_algo_t ucoll__allreduce_knomial;
 extern const ucoll_algo_t ucoll__allreduce_sra_knomial;
+extern const ucoll_algo_t ucoll__allreduce_twotree;
 extern const ucoll_algo_t ucoll__allreduce_shm;
 
 /* The shared-memory engine (shm.c), also reduce's shm row: root < 0 for

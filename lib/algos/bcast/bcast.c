@@ -24,6 +24,7 @@ const ucoll_algo_t *const ucoll__bcast_algos[] = {
     &ucoll__bcast_vchain,
     &ucoll__bcast_kchain_opt,
     &ucoll__bcast_pipe_knomial,
+    &ucoll__bcast_circulant,
     &ucoll__bcast_shm,
     &ucoll__bcast_hier,
     NULL,

@@ -24,6 +24,7 @@ extern const ucoll_algo_t ucoll__bcast_balanced;
 extern const ucoll_algo_t ucoll__bcast_vchain;
 extern const ucoll_algo_t ucoll__bcast_kchain_opt;
 extern const ucoll_algo_t ucoll__bcast_pipe_knomial;
+extern const ucoll_algo_t ucoll__bcast_circulant;
 
 /* Binomial broadcast of bytes at buf from root (no segmentation); usable
  * inside another schedule (allreduce reduce_bcast). */
@@ -40,6 +41,27 @@ int ucoll__bcast_tree_steps(ucoll_sched_t *s, char *buf, size_t bytes, size_t se
  * blocks of its subtree. */
 int ucoll__bcast_scatter_steps(ucoll_sched_t *s, char *buf, size_t bytes, int sr, int p2, int root,
                                int p);
+
+/* The two complementary binary trees of the twotree rows (twotree.c),
+ * over sranks of root: srank 0 feeds both tree roots, and every other
+ * srank is a node of tree b = 0 (A) and b = 1 (B), interior in at most one
+ * of them. A rank's place in tree b: its depth (0 at srank 0, 1 at the
+ * tree's root), parent and children as comm ranks (parent -1 at srank 0).
+ * p >= 2. */
+typedef struct ucoll_twotree {
+    int depth;
+    int parent;
+    int child[2];
+    int nchild;
+} ucoll_twotree_t;
+void ucoll__twotree_node(int sr, int p, int root, int b, ucoll_twotree_t *t);
+/* The greatest depth of a rank in either tree: ⌊log2(p-1)⌋ + 1 (p >= 2). */
+int ucoll__twotree_height(int p);
+/* Two-tree broadcast of bytes at buf from root, cut into segments of seg
+ * bytes: even segments down tree A, odd ones down tree B, a step per round
+ * (see twotree.c); usable inside another schedule (allreduce twotree).
+ * p >= 2, bytes > 0. */
+int ucoll__bcast_twotree_steps(ucoll_sched_t *s, char *buf, size_t bytes, size_t seg, int root);
 
 /* Segment size for a pipelined broadcast of m bytes over a path of depth
  * hops: prm->seg_size when set, else s* = sqrt(m·α / (depth·β)) clamped to

@@ -100,63 +100,72 @@ static double twotree_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_p
     return (2 * ucoll__ceil_log2(p) + n - 1) * (m->alpha + (double)UCOLL_MIN(seg, bytes) * m->beta);
 }
 
-static int twotree_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
-                         const ucoll_algo_params_t *prm)
+void ucoll__twotree_node(int sr, int p, int root, int b, ucoll_twotree_t *t)
+{
+    int n = p - 1;
+    tt_node_t nd;
+
+    t->nchild = 0;
+    t->parent = -1;
+    if (sr == 0) {
+        t->depth = 0;
+        t->child[t->nchild++] = ucoll__rank_of(tt_srank(maxlow(1, n), n, b), root, p);
+        return;
+    }
+    tt_node(tt_label(sr, n, b), n, &nd);
+    t->depth = nd.depth;
+    t->parent = ucoll__rank_of(tt_srank(nd.parent, n, b), root, p);
+    for (int c = 0; c < 2; c++) {
+        if (nd.child[c]) {
+            t->child[t->nchild++] = ucoll__rank_of(tt_srank(nd.child[c], n, b), root, p);
+        }
+    }
+}
+
+int ucoll__twotree_height(int p)
+{
+    int h = 0;
+
+    /* the label tree over 1..p-1 is ⌊log2(p-1)⌋ + 1 deep */
+    for (int n = p - 1; n > 0; n /= 2) {
+        h++;
+    }
+    return h;
+}
+
+int ucoll__bcast_twotree_steps(ucoll_sched_t *s, char *buf, size_t bytes, size_t seg, int root)
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
-    int p = comm->size, n = p - 1;
-    int sr = ucoll__srank(comm->rank, a->root, p);
-    size_t bytes = a->count * a->esize, seg, nseg, nt[2];
-    char *buf = a->rbuf;
-    /* per tree: depth (0 at srank 0), parent and children as comm ranks */
-    int depth[2], parent[2], child[2][2], nchild[2];
-    size_t last = 0;
+    int p = comm->size;
+    int sr = ucoll__srank(comm->rank, root, p);
+    size_t nseg = (bytes + seg - 1) / seg, nt[2], last = 0;
+    ucoll_twotree_t t[2];
     int st;
 
-    if (bytes == 0 || p == 1) {
-        return UCOLL_OK;
-    }
-    seg = twotree_seg(prm, bytes, p);
-    nseg = (bytes + seg - 1) / seg;
     nt[0] = (nseg + 1) / 2;
     nt[1] = nseg / 2;
     for (int b = 0; b < 2; b++) {
-        nchild[b] = 0;
-        parent[b] = -1;
-        if (sr == 0) {
-            depth[b] = 0;
-            child[b][nchild[b]++] = ucoll__rank_of(tt_srank(maxlow(1, n), n, b), a->root, p);
-        } else {
-            tt_node_t nd;
-            tt_node(tt_label(sr, n, b), n, &nd);
-            depth[b] = nd.depth;
-            parent[b] = ucoll__rank_of(tt_srank(nd.parent, n, b), a->root, p);
-            for (int c = 0; c < 2; c++) {
-                if (nd.child[c]) {
-                    child[b][nchild[b]++] = ucoll__rank_of(tt_srank(nd.child[c], n, b), a->root, p);
-                }
-            }
-        }
+        ucoll__twotree_node(sr, p, root, b, &t[b]);
         if (nt[b] > 0) {
-            last = UCOLL_MAX(last, nt[b] + (size_t)depth[b]);
+            last = UCOLL_MAX(last, nt[b] + (size_t)t[b].depth);
         }
     }
-    for (size_t t = 0; t <= last; t++) {
+    for (size_t k = 0; k <= last; k++) {
         for (int b = 0; b < 2; b++) {
-            size_t d = (size_t)depth[b];
-            /* receive segment i = t - d + 1, forward segment i = t - d */
-            if (d > 0 && t + 1 >= d && t + 1 - d < nt[b]) {
-                size_t off = (2 * (t + 1 - d) + b) * seg;
-                if ((st =
-                         ucoll__sched_recv(s, buf + off, UCOLL_MIN(seg, bytes - off), parent[b]))) {
+            size_t d = (size_t)t[b].depth;
+            /* receive segment i = k - d + 1, forward segment i = k - d */
+            if (d > 0 && k + 1 >= d && k + 1 - d < nt[b]) {
+                size_t off = (2 * (k + 1 - d) + b) * seg;
+                if ((st = ucoll__sched_recv(s, buf + off, UCOLL_MIN(seg, bytes - off),
+                                            t[b].parent))) {
                     return st;
                 }
             }
-            if (t >= d && t - d < nt[b]) {
-                size_t off = (2 * (t - d) + b) * seg;
-                for (int c = 0; c < nchild[b]; c++) {
+            if (k >= d && k - d < nt[b]) {
+                size_t off = (2 * (k - d) + b) * seg;
+                for (int c = 0; c < t[b].nchild; c++) {
                     if ((st = ucoll__sched_send(s, buf + off, UCOLL_MIN(seg, bytes - off),
-                                                child[b][c]))) {
+                                                t[b].child[c]))) {
                         return st;
                     }
                 }
@@ -167,6 +176,18 @@ static int twotree_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
         }
     }
     return UCOLL_OK;
+}
+
+static int twotree_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
+                         const ucoll_algo_params_t *prm)
+{
+    size_t bytes = a->count * a->esize;
+    int p = ucoll__sched_comm(s)->size;
+
+    if (bytes == 0 || p == 1) {
+        return UCOLL_OK;
+    }
+    return ucoll__bcast_twotree_steps(s, a->rbuf, bytes, twotree_seg(prm, bytes, p), a->root);
 }
 
 const ucoll_algo_t ucoll__bcast_twotree = {

@@ -10,6 +10,7 @@
 const ucoll_algo_t *const ucoll__reduce_algos[] = {
     &ucoll__reduce_binomial, &ucoll__reduce_rabenseifner,    &ucoll__reduce_linear,
     &ucoll__reduce_pipeline, &ucoll__reduce_inorder_bintree, &ucoll__reduce_knomial,
+    &ucoll__reduce_twotree,
     &ucoll__reduce_shm,
     NULL,
     &ucoll__reduce_hier,
