@@ -14,8 +14,8 @@ const ucoll_algo_t *const ucoll__allreduce_algos[] = {
     &ucoll__allreduce_sra_knomial,
     &ucoll__allreduce_twotree,
     &ucoll__allreduce_shm,
-    NULL,
     &ucoll__allreduce_hier,
+    NULL,
 };
 
 int ucoll_iallreduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,

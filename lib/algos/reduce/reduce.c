@@ -12,8 +12,8 @@ const ucoll_algo_t *const ucoll__reduce_algos[] = {
     &ucoll__reduce_pipeline, &ucoll__reduce_inorder_bintree, &ucoll__reduce_knomial,
     &ucoll__reduce_twotree,
     &ucoll__reduce_shm,
-    NULL,
     &ucoll__reduce_hier,
+    NULL,
 };
 
 int ucoll_ireduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,
