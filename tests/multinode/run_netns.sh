@@ -10,14 +10,21 @@
 # and with the env bootstrap (RANK, WORLD_SIZE, MASTER_ADDR), one process
 # started in each node's namespaces. UCX sees separate hosts: TCP between
 # nodes, shared memory inside each.
-#   run_netns.sh NODES_PROGRAM
+#   run_netns.sh NODES_PROGRAM [RUN_COLL COLL_MR RUN_P2P P2P_TEST]
+# With the last four, also the collective suite (tests/coll/run_coll.sh:
+# every algorithm forced, set by set, and the nonblocking test with the
+# model's choices) and the point-to-point test (tests/p2p/run_p2p.sh), at
+# 2 nodes x 2 ranks and 4 nodes x 1 rank, through an mpirun that starts
+# its job across the nodes.
 # Needs root and network namespaces: skipped (exit 77) with a message
 # otherwise. Everything made here is removed at the end, also on failure.
 set -uo pipefail
 prog=$(readlink -f "$1")
+suite=()
+[ $# -ge 5 ] && suite=("$2" "$(readlink -f "$3")" "$4" "$(readlink -f "$5")")
 . "$(dirname "$0")/netns.sh"
 
-make_nodes 3 || { echo "FAIL: cannot build the namespaces"; exit 1; }
+make_nodes 4 || { echo "FAIL: cannot build the namespaces"; exit 1; }
 ip netns exec "$id-n0" /usr/bin/env python3 - "$net.3" 2>/dev/null <<'EOS' ||
 import socket, sys
 s = socket.socket(); s.settimeout(3)
@@ -28,7 +35,7 @@ except ConnectionRefusedError:
 sys.exit(1)
 EOS
     { echo "FAIL: n0 cannot reach n2 over the bridge"; exit 1; }
-echo "nodes n0 n1 n2 at $net.1-3 (namespaces $id-*)"
+echo "nodes n0 n1 n2 n3 at $net.1-4 (namespaces $id-*)"
 
 export UCOLL_WAIT=block UCOLL_TIMEOUT=120 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
@@ -53,7 +60,7 @@ if [ -n "$mpi" ]; then
         for h in $layout; do echo "${h%:*} slots=${h#*:}" >>"$tmp/hosts"; np=$((np + ${h#*:})); done
         nn=$(echo $layout | wc -w)
         on n0 timeout 200 "$mpi" --hostfile "$tmp/hosts" --mca plm_rsh_agent "$tmp/agent" \
-            --mca oob_tcp_if_include "$net.0/24" -np $np -x UCOLL_WAIT -x UCOLL_TIMEOUT \
+            --mca oob_tcp_if_include "$net.0/24" --bind-to none -np $np -x UCOLL_WAIT -x UCOLL_TIMEOUT \
             "$prog" "$nn" 2 >"$tmp/out" 2>&1
         check "$tmp/out" $np "mpirun over $nn nodes ($layout)"
     done
@@ -63,7 +70,7 @@ if [ -n "$mpi" ]; then
     on n0 env UCOLL_BARRIER_ALGO=hier UCOLL_BCAST_ALGO=hier UCOLL_REDUCE_ALGO=hier \
         UCOLL_ALLREDUCE_ALGO=hier UCOLL_ALLGATHER_ALGO=hier UCOLL_LOG_LEVEL=debug \
         timeout 200 "$mpi" --hostfile "$tmp/hosts" --mca plm_rsh_agent "$tmp/agent" \
-        --mca oob_tcp_if_include "$net.0/24" -np 4 -x UCOLL_WAIT -x UCOLL_TIMEOUT \
+        --mca oob_tcp_if_include "$net.0/24" --bind-to none -np 4 -x UCOLL_WAIT -x UCOLL_TIMEOUT \
         -x UCOLL_BARRIER_ALGO -x UCOLL_BCAST_ALGO -x UCOLL_REDUCE_ALGO -x UCOLL_ALLREDUCE_ALGO \
         -x UCOLL_ALLGATHER_ALGO -x UCOLL_LOG_LEVEL "$prog" 2 2 >"$tmp/out" 2>&1
     if ! grep -q "two levels, 2 nodes" "$tmp/out" || ! grep -q "allreduce: hier (forced)" "$tmp/out"; then
@@ -73,6 +80,35 @@ if [ -n "$mpi" ]; then
     fi
 else
     echo "no Open MPI mpirun: its runs skipped"
+fi
+
+# the collective and point-to-point suites across nodes: run_coll.sh and
+# run_p2p.sh take "mpirun LAUNCHER"; this launcher starts mpirun on n0
+# with the hostfile and the agent, so their jobs span the nodes
+if [ -n "$mpi" ] && [ ${#suite[@]} = 4 ]; then
+    cat >"$tmp/mpirun-nodes" <<EOS
+#!/bin/bash
+exec "$tmp/agent" n0 "\$(printf '%q ' "$mpi" --hostfile "$tmp/hosts" --mca plm_rsh_agent "$tmp/agent" --mca oob_tcp_if_include "$net.0/24" --bind-to none "\$@")"
+EOS
+    chmod +x "$tmp/mpirun-nodes"
+    for layout in "n0:2 n1:2" "n0:1 n1:1 n2:1 n3:1"; do
+        : >"$tmp/hosts"
+        for h in $layout; do echo "${h%:*} slots=${h#*:}" >>"$tmp/hosts"; done
+        ok=0 bad=0
+        for set in $(seq 0 17) nb; do
+            if "${suite[0]}" mpirun "$tmp/mpirun-nodes" "${suite[1]}" 4 "$set" >"$tmp/coll" 2>&1; then
+                ok=$((ok + 1))
+            else
+                tail -20 "$tmp/coll"; echo "FAIL: collective set $set over $layout"; fail=1; bad=$((bad + 1))
+            fi
+        done
+        echo "ok: $ok collective sets over $layout ($bad failed)"
+        if "${suite[2]}" mpirun "$tmp/mpirun-nodes" "${suite[3]}" 4 tcp,sm,self >"$tmp/p2p" 2>&1; then
+            echo "ok: point to point over $layout"
+        else
+            tail -20 "$tmp/p2p"; echo "FAIL: point to point over $layout"; fail=1
+        fi
+    done
 fi
 
 if command -v prterun >/dev/null; then
