@@ -368,6 +368,11 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
                     if ((*al)->can_serve && !(*al)->can_serve(&a, size)) {
                         continue;
                     }
+                    /* two levels only where the job spans nodes (forced
+                     * elsewhere, the call would measure the fallback) */
+                    if (((*al)->flags & UCOLL_ALGO_HIER) && !w->hier_able) {
+                        continue;
+                    }
                     set_params(ctx, c, (*al)->id, 0, 0);
                     t[na][rep] = measure(ctx, &s, bytes, iters);
                 }
