@@ -133,7 +133,11 @@ int ucoll_init_oob(const ucoll_oob_t *oob, ucoll_ctx_t **ctx);
 
 /*
  * Flush and close every endpoint, free every communicator, destroy the UCP
- * worker and context and finalize PMIx. Outstanding requests are cancelled.
+ * worker and context and finalize PMIx. Outstanding requests are cancelled:
+ * sends still waiting get a few seconds to complete, then everything still
+ * posted is withdrawn, and nothing is written into any request's buffer
+ * once this returns; the requests are freed with the context. Ranks known
+ * to have failed are not waited for.
  */
 int ucoll_finalize(ucoll_ctx_t *ctx);
 
@@ -149,7 +153,22 @@ int ucoll_comm_size(const ucoll_comm_t *comm);
  */
 int ucoll_comm_split(ucoll_comm_t *comm, int color, int key, ucoll_comm_t **out);
 
-/* Free a communicator made by ucoll_comm_split (not the world). Local. */
+/*
+ * Free a communicator made by ucoll_comm_split (not the world). Local: it
+ * does not wait for the other members.
+ *
+ * Operations on comm that are not complete yet (point-to-point or
+ * collective, and what a blocking call that timed out could not withdraw)
+ * make it fail with UCOLL_ERR_BUSY and change nothing: complete them first
+ * (ucoll_wait, ucoll_test), then free. Requests that are complete but not
+ * yet handed to ucoll_test/ucoll_wait do not count and stay valid.
+ *
+ * Messages that other members sent on comm and no receive took are dropped,
+ * those already queued here and those that arrive later alike: an eager
+ * message's credits go back to its sender, and a rendezvous sender is
+ * answered, so that its send completes (with UCOLL_OK, as for a receive too
+ * small) instead of waiting forever with its buffer pinned.
+ */
 int ucoll_comm_free(ucoll_comm_t *comm);
 
 /* One pass of the progress engine: drives UCX and completes requests.

@@ -4,6 +4,8 @@
  */
 #include "core.h"
 #include "algos/algos.h"
+#include "progress/p2p.h"
+#include "progress/sched.h"
 #include "progress/shm.h"
 #include "transport/bootstrap.h"
 
@@ -156,6 +158,14 @@ int ucoll_comm_free(ucoll_comm_t *comm)
         ucoll_debug("ucoll_comm_free: %s", comm ? "the world cannot be freed" : "NULL");
         return UCOLL_ERR_ARG;
     }
+    /* an operation under way still reaches the communicator (and writes
+     * into its caller's buffers): refuse, and change nothing */
+    if (ucoll__p2p_comm_busy(comm) || ucoll__exec_comm_busy(comm) || ucoll__shm_busy(comm) ||
+        ucoll__hier_busy(comm)) {
+        ucoll_debug("ucoll_comm_free: communicator %u has operations in progress", comm->id);
+        return UCOLL_ERR_BUSY;
+    }
+    ucoll__p2p_comm_drop(comm);
     ucoll__comm_destroy(comm);
     return UCOLL_OK;
 }

@@ -31,6 +31,7 @@ const char *ucoll_strerror(int status)
     case UCOLL_ERR_TIMEOUT: return "timed out";
     case UCOLL_ERR_PEER: return "peer process failed or is unreachable";
     case UCOLL_ERR_UNSUPPORTED: return "operation not supported";
+    case UCOLL_ERR_BUSY: return "operations still in progress on the object";
     default: return "unknown status code";
     }
 }
@@ -389,6 +390,32 @@ int ucoll_init_oob(const ucoll_oob_t *oob, ucoll_ctx_t **ctx_p)
     return status;
 }
 
+/*
+ * Every rank has finished sending before anyone closes an endpoint. Control
+ * messages sent without a request (CTS, FIN, returned credits) may still be
+ * queued inside UCX (which queues what it cannot start at once): a peer
+ * blocked on one of them would wait forever for a rank that sits in the
+ * fence, so the worker is flushed first. The fence is over the
+ * ranks not known to have failed: one that waits for a dead rank never ends.
+ */
+static int ctx_final_fence(ucoll_ctx_t *ctx)
+{
+    int *live, n, status;
+
+    (void)ucoll__tl_flush(ctx);
+    live = malloc((size_t)ctx->size * sizeof(*live));
+    if (live == NULL) {
+        return ucoll__boot_barrier(ctx->boot);
+    }
+    n = ucoll__tl_live_ranks(ctx, live);
+    if (n < ctx->size) {
+        ucoll_debug("final fence over the %d live ranks of %d", n, ctx->size);
+    }
+    status = ucoll__boot_barrier_live(ctx->boot, live, n);
+    free(live);
+    return status;
+}
+
 int ucoll_finalize(ucoll_ctx_t *ctx)
 {
     int status;
@@ -397,11 +424,15 @@ int ucoll_finalize(ucoll_ctx_t *ctx)
         return UCOLL_ERR_ARG;
     }
     ctx->finalizing = 1;
+    /* outstanding requests are cancelled while the communicators and runs
+     * their callbacks reach still exist, and UCX lets go of their buffers
+     * before scratch is freed or finalize returns (their status is seen by
+     * nobody: the requests go with the context) */
+    ucoll__p2p_quiesce(ctx, UCOLL_ERR_PEER);
     ctx_free_comms(ctx);
     ucoll__exec_cleanup(ctx);
     ucoll__p2p_cleanup(ctx);
-    /* every rank has flushed its sends before anyone closes an endpoint */
-    status = ucoll__boot_barrier(ctx->boot);
+    status = ctx_final_fence(ctx);
     ucoll__tl_cleanup(ctx);
     ctx->boot->ops->finalize(ctx->boot);
     ctx_free(ctx);

@@ -122,6 +122,15 @@ int ucoll__comm_create_internal(ucoll_ctx_t *ctx, uint32_t id, int rank, int siz
  * + 1 (the node leaders); ctx_id on the wire is id * 2 + space, 32 bits. */
 #define UCOLL_COMM_ID_HIER 0x40000000u
 #define UCOLL_COMM_ID_HIER_MAX 0x10000000u
+
+/* Whether id is comm's or one of its internal communicators' (the traffic
+ * of comm's calls, for ucoll_comm_free's check that none is under way). */
+static inline int ucoll__comm_owns_id(const ucoll_comm_t *comm, uint32_t id)
+{
+    return id == comm->id ||
+           (comm->id < UCOLL_COMM_ID_HIER_MAX && (id == UCOLL_COMM_ID_HIER + 2 * comm->id ||
+                                                  id == UCOLL_COMM_ID_HIER + 2 * comm->id + 1));
+}
 void ucoll__comm_destroy(ucoll_comm_t *comm);
 
 /* Simulated context: rank r of size, with the given network; used by

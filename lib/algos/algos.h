@@ -101,6 +101,8 @@ extern const ucoll_algo_t ucoll__barrier_hier, ucoll__bcast_hier, ucoll__reduce_
 /* Free comm's two-level state (its internal communicators); calls still
  * pending end with an error. */
 void ucoll__hier_destroy(ucoll_comm_t *comm);
+/* comm has two-level calls not yet complete. */
+int ucoll__hier_busy(const ucoll_comm_t *comm);
 
 /* The registry of one operation: NULL-terminated list of algorithms. */
 const ucoll_algo_t *const *ucoll__algos(ucoll_coll_t coll);

@@ -209,6 +209,11 @@ static void op_free(hier_op_t *op)
     free(op);
 }
 
+int ucoll__hier_busy(const ucoll_comm_t *comm)
+{
+    return comm->hier != NULL && !ucoll_list_empty(&comm->hier->ops);
+}
+
 void ucoll__hier_destroy(ucoll_comm_t *comm)
 {
     ucoll_hier_t *h = comm->hier;

@@ -117,6 +117,7 @@ static void setup_finish(shm_setup_t *su, int on)
         int st;
 
         ucoll_list_del(&d->link);
+        d->req->u.coll.withdraw = NULL;
         st = ucoll__coll_run(comm, &d->a, d->req, d->tag);
         if (st != UCOLL_OK) {
             ucoll_debug("%s after the shared-memory setup: %s", ucoll__coll_name(d->a.coll),
@@ -272,6 +273,20 @@ static int setup_start(ucoll_comm_t *comm, ucoll_shm_t *sh)
     return UCOLL_OK;
 }
 
+/* A deferred call whose blocking wait timed out: it leaves the queue and
+ * never starts (its sequence number stays taken, so later calls still pair
+ * with the other ranks'). */
+static void deferred_withdraw(ucoll_req_t *req, int status)
+{
+    shm_deferred_t *d = req->u.coll.withdraw_arg;
+
+    ucoll_list_del(&d->link);
+    free(d);
+    req->u.coll.withdraw = NULL;
+    req->u.coll.withdraw_arg = NULL;
+    ucoll__req_complete(req, status);
+}
+
 int ucoll__shm_coll_gate(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_t *req,
                          int *deferred_p)
 {
@@ -304,6 +319,8 @@ int ucoll__shm_coll_gate(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_r
     d->tag = comm->coll_seq;
     comm->coll_seq = next_tag(d->tag);
     ucoll_list_add_tail(&((shm_setup_t *)sh->setup)->calls, &d->link);
+    req->u.coll.withdraw = deferred_withdraw;
+    req->u.coll.withdraw_arg = d;
     ucoll_debug("comm %u: %s waits for the shared-memory setup", comm->id,
                 ucoll__coll_name(a->coll));
     *deferred_p = 1;

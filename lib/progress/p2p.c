@@ -108,6 +108,8 @@ struct ucoll_p2p {
     ucoll_match_t match; /* posted receives and unexpected messages */
     int in_progress;
     int nfailed;
+    int closed;             /* finalizing: new operations fail at once ... */
+    int closed_status;      /* ... with this */
     ucoll_list_t deferred;  /* RNDV_AM receives to fetch after progress */
     ucoll_rcache_t *rcache; /* RNDV_GET send buffers; created on first use */
     size_t credit_batch;
@@ -353,6 +355,49 @@ static void msg_foreign(ucoll_p2p_t *p, p2p_msg_t *msg)
     msg_free(p, msg);
 }
 
+/* A message that no receive will ever take (its communicator was freed
+ * here): its sender gets back what it waits for, eager credits or an answer
+ * to its announcement (UCOLL_ERR_TRUNCATE: the data was not taken, and the
+ * send completes, as for a receive too small); an AM rendezvous descriptor
+ * is released, which completes the sender. */
+static void msg_discard(ucoll_p2p_t *p, p2p_msg_t *msg)
+{
+    const wire_hdr_t *h = &msg->rts.h;
+    int world = (int)h->src_world;
+
+    if ((h->proto == UCOLL_PROTO_RNDV_TAG || h->proto == UCOLL_PROTO_RNDV_GET) &&
+        !ucoll__tl_failed(p->ctx, world)) {
+        send_ctl(p, world, h->proto == UCOLL_PROTO_RNDV_TAG ? UCOLL_CTL_CTS : UCOLL_CTL_FIN,
+                 msg->rts.cookie, h->seq, UCOLL_ERR_TRUNCATE);
+    }
+    if (msg->cost) {
+        credits_consumed(p, world, msg->cost);
+    }
+    msg_free(p, msg);
+}
+
+/* Whether matching space ctx_id belongs to a communicator this process has
+ * freed: its id was handed out here (ids only grow, and every member of a
+ * new communicator moves past its id: lib/comm_split.c) and no live
+ * communicator has it. A message for one that is still to be created here
+ * (id not handed out yet) waits in the unexpected queue. */
+static int comm_retired(const ucoll_p2p_t *p, uint32_t ctx_id)
+{
+    const ucoll_list_t *pos;
+    uint32_t id = ctx_id / 2;
+
+    if (id >= p->ctx->next_comm_id) {
+        return 0;
+    }
+    ucoll_list_for_each(pos, &p->ctx->comms)
+    {
+        if (ucoll_container_of(pos, ucoll_comm_t, link)->id == id) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static void fill_hdr(ucoll_p2p_t *p, ucoll_req_t *req, wire_hdr_t *h, int proto)
 {
     p2p_peer_t *peer = &p->peers[req->u.p2p.world];
@@ -370,12 +415,21 @@ static void fill_hdr(ucoll_p2p_t *p, ucoll_req_t *req, wire_hdr_t *h, int proto)
     h->len = req->u.p2p.bytes;
 }
 
-/* A get is done: tell the sender (FIN) when it succeeded. */
+/* The status a CTS/FIN carries for a receive that could not take the data
+ * because of err (the wire allows only a few: wire.h). */
+static int ctl_status(int err)
+{
+    return err == UCOLL_ERR_NOMEM || err == UCOLL_ERR_TRUNCATE ? err : UCOLL_ERR_TRANSPORT;
+}
+
+/* A get is done: tell the sender (FIN), with the get's status when it
+ * failed (the sender would otherwise wait forever with its buffer pinned),
+ * unless the sender itself has failed. */
 static void get_done(ucoll_p2p_t *p, ucoll_req_t *req, int err)
 {
-    if (err == UCOLL_OK) {
+    if (req->u.p2p.peer_cookie && !ucoll__tl_failed(p->ctx, req->u.p2p.world)) {
         send_ctl(p, req->u.p2p.world, UCOLL_CTL_FIN, req->u.p2p.peer_cookie, req->u.p2p.seq,
-                 UCOLL_OK);
+                 err == UCOLL_OK ? UCOLL_OK : ctl_status(err));
     }
     req->u.p2p.peer_cookie = 0;
 }
@@ -464,6 +518,10 @@ static void start_send(ucoll_p2p_t *p, ucoll_req_t *req)
     req->status.source = s->peer;
     req->status.tag = s->tag;
     req->status.bytes = s->bytes;
+    if (ucoll_unlikely(p->closed)) {
+        ucoll__req_complete(req, p->closed_status);
+        return;
+    }
     ret = ucoll__tl_connect(p->ctx, s->world);
     if (ret != UCOLL_OK) {
         ucoll__req_complete(req, ret);
@@ -644,14 +702,18 @@ static void start_recv(ucoll_p2p_t *p, ucoll_req_t *req, p2p_msg_t *msg)
     case UCOLL_PROTO_RNDV_TAG:
         op = ucoll__tl_op_alloc(p->tl, req, OP_RECV_TAG);
         if (op == NULL) {
-            send_ctl(p, world, UCOLL_CTL_CTS, msg->rts.cookie, h->seq, UCOLL_ERR_TRUNCATE);
+            send_ctl(p, world, UCOLL_CTL_CTS, msg->rts.cookie, h->seq, UCOLL_ERR_NOMEM);
             free(msg);
             ucoll__req_complete(req, UCOLL_ERR_NOMEM);
             return;
         }
         ret =
             ucoll__tl_tag_recv(p->tl, op, s->buf, h->len, ((uint64_t)h->src_world << 32) | h->seq);
-        send_ctl(p, world, UCOLL_CTL_CTS, msg->rts.cookie, h->seq, UCOLL_OK);
+        /* clear to send only with a receive posted: a receive that failed on
+         * the spot tells the sender so, which then fails instead of sending
+         * into nothing */
+        send_ctl(p, world, UCOLL_CTL_CTS, msg->rts.cookie, h->seq,
+                 ret < 0 ? ctl_status(ret) : UCOLL_OK);
         free(msg);
         track(p, req, op, OP_RECV_TAG, ret);
         return;
@@ -664,15 +726,15 @@ static void start_recv(ucoll_p2p_t *p, ucoll_req_t *req, p2p_msg_t *msg)
         }
         op = ucoll__tl_op_alloc(p->tl, req, OP_GET);
         if (op == NULL) {
-            send_ctl(p, world, UCOLL_CTL_FIN, msg->rts.cookie, h->seq, UCOLL_ERR_TRUNCATE);
+            send_ctl(p, world, UCOLL_CTL_FIN, msg->rts.cookie, h->seq, UCOLL_ERR_NOMEM);
             free(msg);
             ucoll__req_complete(req, UCOLL_ERR_NOMEM);
             return;
         }
         s->seq = h->seq;
         s->peer_cookie = msg->rts.cookie; /* echoed in FIN */
-        /* a key that cannot be unpacked fails the receive like an
-         * unreachable peer: UCOLL_ERR_TRANSPORT, no FIN */
+        /* a key that cannot be unpacked fails the receive with
+         * UCOLL_ERR_TRANSPORT, and the FIN tells the sender (get_done) */
         ret = ucoll__tl_get(p->ctx, world, op, s->buf, h->len, msg->rts.raddr, msg->data);
         free(msg);
         track(p, req, op, OP_GET, ret);
@@ -709,6 +771,10 @@ static void post_recv(ucoll_p2p_t *p, ucoll_req_t *req)
 
     ucoll__match_recv_init(&p->match, &s->match, s->ctx_id, s->peer, s->tag, s->any_tag);
     s->world = s->peer == UCOLL_ANY_SOURCE ? -1 : ucoll__comm_world_rank(s->comm, s->peer);
+    if (ucoll_unlikely(p->closed)) {
+        ucoll__req_complete(req, p->closed_status);
+        return;
+    }
     while ((queued = ucoll__match_unexp(&p->match, &s->match)) != NULL) {
         p2p_msg_t *msg = ucoll_container_of(queued, p2p_msg_t, match);
 
@@ -760,6 +826,8 @@ static void deliver(ucoll_p2p_t *p, p2p_msg_t *msg)
         }
         ucoll__match_unpost(&p->match, e);
         start_recv(p, req, msg);
+    } else if (ucoll_unlikely(comm_retired(p, h->ctx_id))) {
+        msg_discard(p, msg); /* sent before its sender freed the communicator too */
     } else if (ucoll__match_unexp_add(&p->match, &msg->match) != UCOLL_OK) {
         ucoll_error("out of memory queueing a message from rank %u: dropped", msg->rts.h.src_world);
         msg_free(p, msg);
@@ -938,9 +1006,11 @@ static int am_ctl_cb(void *arg, const void *header, size_t header_length, void *
     }
     handle_put(p, req);
     if (ctl.type == UCOLL_CTL_FIN || ctl.status != UCOLL_OK) {
+        /* done, or not taken: a receive too small is the receiver's error
+         * (the send succeeds, as in MPI); one that failed fails the send */
         inflight_del(req);
         reg_put(p, req);
-        ucoll__req_complete(req, UCOLL_OK);
+        ucoll__req_complete(req, ctl.status == UCOLL_ERR_TRUNCATE ? UCOLL_OK : ctl.status);
         return 0;
     }
     /* CTS: the receiver has posted the tagged receive */
@@ -1040,6 +1110,182 @@ static void on_peer_failure(ucoll_ctx_t *ctx, int rank, int status)
         req = ucoll_list_first(&fail, ucoll_req_t, link);
         ucoll_list_del(&req->link);
         ucoll__req_complete(req, UCOLL_ERR_PEER);
+    }
+}
+
+/* ---- cancellation ---------------------------------------------------------- */
+
+/* What a cancellation withdraws: everything (finalize), or the operations
+ * of one communicator's matching space under one tag (a collective run). */
+typedef struct {
+    const ucoll_comm_t *comm; /* NULL: everything */
+    int space, tag;
+} p2p_sel_t;
+
+static int sel_hit(const p2p_sel_t *sel, const ucoll_req_t *req)
+{
+    return sel->comm == NULL || (req->u.p2p.comm == sel->comm && req->u.p2p.space == sel->space &&
+                                 req->u.p2p.tag == sel->tag);
+}
+
+static int recv_selected(const ucoll_match_recv_t *e, void *arg)
+{
+    return sel_hit(arg, ucoll_container_of(e, ucoll_req_t, u.p2p.match));
+}
+
+/*
+ * Withdraw the requests sel names and complete them with status, except
+ * those whose buffer UCX holds: a tagged receive still unmatched is
+ * cancelled in UCX, the rest (data flowing, sends) run on, and each
+ * completes when UCX reports it. Nothing is written to a withdrawn
+ * request's buffer after its completion. Returns how many UCX still holds.
+ */
+static size_t p2p_cancel(ucoll_p2p_t *p, const p2p_sel_t *sel, int status)
+{
+    ucoll_list_t fail, held, *pos, *tmp;
+    ucoll_req_t *req;
+    size_t nheld = 0;
+    int i;
+
+    ucoll_list_init(&fail);
+    ucoll_list_init(&held);
+    /* posted receives: taken by their match entries, failed by their link */
+    ucoll__match_posted_take(&p->match, recv_selected, (void *)sel, &held);
+    while (!ucoll_list_empty(&held)) {
+        ucoll_match_recv_t *e = ucoll_list_first(&held, ucoll_match_recv_t, link);
+
+        ucoll_list_del(&e->link);
+        fail_list_add(&fail, ucoll_container_of(e, ucoll_req_t, u.p2p.match));
+    }
+    ucoll_list_for_each_safe(pos, tmp, &p->deferred)
+    {
+        req = ucoll_container_of(pos, ucoll_req_t, link);
+        if (sel_hit(sel, req)) {
+            ucoll_list_del(&req->link);
+            msg_free(p, req->u.p2p.msg); /* UCX completes the sender */
+            req->u.p2p.msg = NULL;
+            fail_list_add(&fail, req);
+        }
+    }
+    for (i = 0; i < p->ctx->size; i++) {
+        ucoll_list_for_each_safe(pos, tmp, &p->peers[i].inflight)
+        {
+            req = ucoll_container_of(pos, ucoll_req_t, u.p2p.peer_link);
+            if (!sel_hit(sel, req)) {
+                continue;
+            }
+            if (req->u.p2p.op) {
+                /* req->link is free while the request waits on UCX */
+                ucoll_list_add_tail(&held, &req->link);
+                nheld++;
+                continue;
+            }
+            /* a rendezvous send waiting for CTS/FIN: nothing of it is in
+             * UCX; a late answer finds its handle gone */
+            inflight_del(req);
+            handle_put(p, req);
+            reg_put(p, req);
+            fail_list_add(&fail, req);
+        }
+    }
+    /* cancelling in UCX may complete at once, and completions may post: one
+     * at a time, each taken off the list first */
+    while (!ucoll_list_empty(&held)) {
+        req = ucoll_list_first(&held, ucoll_req_t, link);
+        ucoll_list_del(&req->link);
+        if (req->u.p2p.op) {
+            ucoll__tl_op_cancel(p->tl, req->u.p2p.op);
+        }
+    }
+    while (!ucoll_list_empty(&fail)) {
+        req = ucoll_list_first(&fail, ucoll_req_t, link);
+        ucoll_list_del(&req->link);
+        ucoll__req_complete(req, status);
+    }
+    return nheld;
+}
+
+/* Requests whose buffer UCX still holds. */
+static size_t ops_held(ucoll_p2p_t *p)
+{
+    ucoll_list_t *pos;
+    size_t n = 0;
+
+    ucoll_list_for_each(pos, &p->tl->ops_live)
+    {
+        n += ucoll_container_of(pos, ucoll_tl_op_t, link)->req != NULL;
+    }
+    return n;
+}
+
+/* ---- freeing a communicator --------------------------------------------- */
+
+typedef struct {
+    const ucoll_comm_t *comm;
+    size_t hits;
+} p2p_count_t;
+
+/* Counts the posted receives of a communicator; takes none. */
+static int recv_on_comm(const ucoll_match_recv_t *e, void *arg)
+{
+    p2p_count_t *c = arg;
+
+    c->hits += ucoll__comm_owns_id(c->comm, e->ctx_id / 2);
+    return 0;
+}
+
+int ucoll__p2p_comm_busy(const ucoll_comm_t *comm)
+{
+    ucoll_p2p_t *p = comm->ctx->p2p;
+    p2p_count_t count = {comm, 0};
+    ucoll_list_t none, *pos;
+    int i;
+
+    if (p == NULL) {
+        return 0;
+    }
+    ucoll_list_for_each(pos, &p->deferred)
+    {
+        if (ucoll__comm_owns_id(comm,
+                                ucoll_container_of(pos, ucoll_req_t, link)->u.p2p.ctx_id / 2)) {
+            return 1;
+        }
+    }
+    for (i = 0; i < p->ctx->size; i++) {
+        ucoll_list_for_each(pos, &p->peers[i].inflight)
+        {
+            const ucoll_req_t *req = ucoll_container_of(pos, ucoll_req_t, u.p2p.peer_link);
+
+            if (ucoll__comm_owns_id(comm, req->u.p2p.ctx_id / 2)) {
+                return 1;
+            }
+        }
+    }
+    ucoll_list_init(&none);
+    ucoll__match_posted_take(&p->match, recv_on_comm, &count, &none);
+    return count.hits > 0;
+}
+
+static int msg_on_comm(const ucoll_match_msg_t *m, void *arg)
+{
+    return ucoll__comm_owns_id(arg, m->ctx_id / 2);
+}
+
+void ucoll__p2p_comm_drop(ucoll_comm_t *comm)
+{
+    ucoll_p2p_t *p = comm->ctx->p2p;
+    ucoll_list_t unexp;
+
+    if (p == NULL) {
+        return;
+    }
+    ucoll_list_init(&unexp);
+    ucoll__match_unexp_take(&p->match, msg_on_comm, comm, &unexp);
+    while (!ucoll_list_empty(&unexp)) {
+        p2p_msg_t *msg = ucoll_list_first(&unexp, p2p_msg_t, match.link);
+
+        ucoll_list_del(&msg->match.link);
+        msg_discard(p, msg);
     }
 }
 
@@ -1166,6 +1412,35 @@ static void print_stats(ucoll_p2p_t *p)
                 "ucoll[%d] stats: registration cache %" PRIu64 " hits, %" PRIu64 " misses, %" PRIu64
                 " evictions, %" PRIu64 " invalidations\n",
                 p->ctx->rank, rs.hits, rs.misses, rs.evictions, rs.invalidations);
+    }
+}
+
+void ucoll__p2p_quiesce(ucoll_ctx_t *ctx, int status)
+{
+    ucoll_p2p_t *p = ctx->p2p;
+    const p2p_sel_t all = {NULL, 0, 0};
+    uint64_t deadline;
+    size_t held;
+
+    if (p == NULL || p->closed) {
+        return;
+    }
+    deadline = ucoll__tl_now_ns() + CLEANUP_SEND_NS;
+    while (sends_pending(p) && ucoll__tl_now_ns() < deadline) {
+        p2p_progress(ctx);
+    }
+    p->closed = 1;
+    p->closed_status = status;
+    p2p_cancel(p, &all, status);
+    /* what UCX cannot cancel (data already flowing, sends) ends by itself;
+     * freeing the memory under it first would let UCX write into freed
+     * scratch or into a user buffer after finalize returns */
+    deadline = ucoll__tl_now_ns() + CLEANUP_SEND_NS;
+    while ((held = ops_held(p)) > 0 && ucoll__tl_now_ns() < deadline) {
+        p2p_progress(ctx);
+    }
+    if (held) {
+        ucoll_warn("finalize: UCX still holds the buffers of %zu operations", held);
     }
 }
 
@@ -1302,10 +1577,20 @@ static int net_irecv(ucoll_comm_t *comm, void *buf, size_t bytes, int src, int t
     return UCOLL_OK;
 }
 
+static void net_cancel(ucoll_comm_t *comm, int tag, int status)
+{
+    const p2p_sel_t sel = {comm, UCOLL_SPACE_COLL, tag};
+
+    if (comm->ctx->p2p) {
+        p2p_cancel(comm->ctx->p2p, &sel, status);
+    }
+}
+
 const ucoll_net_ops_t ucoll__net_ucx = {
     .name = "ucx",
     .isend = net_isend,
     .irecv = net_irecv,
+    .cancel = net_cancel,
     .progress = p2p_progress,
 };
 

@@ -14,6 +14,29 @@
  * worker of ctx->tl (ucoll__tl_init first). Sets ctx->p2p. */
 int ucoll__p2p_init(ucoll_ctx_t *ctx);
 
+/*
+ * The first step of finalize, while communicators and collective runs still
+ * exist: let outstanding sends finish (bounded, as ucoll__p2p_cleanup),
+ * then cancel every request still outstanding: posted receives are
+ * withdrawn, rendezvous sends stop waiting, UCX operations are cancelled
+ * where UCX can and otherwise awaited, and each request completes with
+ * status, its callback included. From then on new operations complete at
+ * once with status. Returns once UCX holds no buffer of any request (or,
+ * after a few seconds, with a warning: those are detached at cleanup).
+ */
+void ucoll__p2p_quiesce(ucoll_ctx_t *ctx, int status);
+
+/* Whether an operation of the engine on comm or one of its internal
+ * communicators (a receive posted or being fetched, a send under way or
+ * waiting for its receiver) is not complete. */
+int ucoll__p2p_comm_busy(const ucoll_comm_t *comm);
+
+/* comm is being freed: drop the messages queued for it that no receive
+ * took, giving their senders back what they wait for (eager credits, an
+ * answer to a rendezvous announcement, which completes the send); ones that
+ * arrive later are dropped the same way on arrival. */
+void ucoll__p2p_comm_drop(ucoll_comm_t *comm);
+
 /* Let outstanding sends finish (bounded), drop posted receives and
  * unexpected messages, print the UCOLL_STATS counters, free everything.
  * Endpoints stay open until ucoll__tl_cleanup. Safe when ucoll__p2p_init

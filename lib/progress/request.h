@@ -28,6 +28,11 @@ struct ucoll_req {
         struct ucoll_p2p_req p2p; /* lib/progress/p2p_req.h */
         struct {
             struct ucoll_run *run; /* the schedule run it waits for */
+            /* set while whoever holds a call not started yet (the shared-
+             * memory setup's queue) can withdraw it: completes req with
+             * status, and the call never starts */
+            void (*withdraw)(ucoll_req_t *req, int status);
+            void *withdraw_arg;
         } coll; /* lib/progress/sched.h */
     } u;
 };

@@ -1232,6 +1232,42 @@ int ucoll__sched_start(ucoll_sched_t *s, ucoll_req_t *req)
     return st;
 }
 
+int ucoll__sched_cancel(ucoll_req_t *req, int status)
+{
+    ucoll_run_t *run = req->u.coll.run;
+    const ucoll_net_ops_t *net;
+
+    if (run == NULL) {
+        return 0;
+    }
+    net = run->s->ctx->net;
+    /* no step is issued once the run has an error; it finishes when the
+     * last operation in flight has called back */
+    if (run->error == UCOLL_OK) {
+        run->error = status;
+    }
+    if (run->inflight && net->cancel) {
+        net->cancel(run->s->comm, run->tag, status);
+    }
+    run_queue_ready(run);
+    exec_drain(run->s->ctx->exec);
+    return 1;
+}
+
+int ucoll__exec_comm_busy(const ucoll_comm_t *comm)
+{
+    ucoll_exec_t *ex = comm->ctx->exec;
+    ucoll_list_t *pos;
+
+    ucoll_list_for_each(pos, &ex->active)
+    {
+        if (ucoll__comm_owns_id(comm, ucoll_container_of(pos, ucoll_run_t, alink)->s->comm->id)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int ucoll__exec_progress(ucoll_ctx_t *ctx)
 {
     ucoll_exec_t *ex = ctx->exec;

@@ -132,6 +132,27 @@ int ucoll__sched_run(ucoll_sched_t *s, ucoll_req_t *req, const void *sbuf, const
 /* The caller no longer holds s: it is freed now, or when its last run ends. */
 void ucoll__sched_release(ucoll_sched_t *s);
 
+/* Cancel the schedule run of collective request req: no further step
+ * starts, the operations in flight are withdrawn (net->cancel), and req
+ * completes with status once the network has let go of every buffer of the
+ * run, which may be at once. 0 when req has no run (not started, or served
+ * by shared memory), else 1. */
+int ucoll__sched_cancel(ucoll_req_t *req, int status);
+
+/* Wait for the request of a blocking collective and free it. When the wait
+ * times out (UCOLL_TIMEOUT) the caller has no handle to try again with:
+ * the call is cancelled (schedule: ucoll__sched_cancel; shared memory:
+ * withdrawn from its queue) and this waits, UCOLL_TIMEOUT again but 5 s at
+ * most, until nothing of it can write into the caller's buffers any more.
+ * Only if UCX keeps a buffer longer (a send its receiver never takes) is
+ * the request left to free itself when it ends, with a warning. Returns
+ * UCOLL_ERR_TIMEOUT, or the call's own result if it ended meanwhile. */
+int ucoll__coll_wait_blocking(ucoll_req_t *req);
+
+/* Whether a schedule run on comm (or one of its internal communicators)
+ * has not finished. */
+int ucoll__exec_comm_busy(const ucoll_comm_t *comm);
+
 /* Run ready schedules; called by ucoll_progress. Returns work done. */
 int ucoll__exec_progress(ucoll_ctx_t *ctx);
 /* Whether schedules are ready to advance: the executor's state starts with

@@ -225,6 +225,29 @@ static void op_finish(ucoll_shm_op_t *op, int status)
     ucoll__req_complete(req, status);
 }
 
+int ucoll__shm_cancel(ucoll_req_t *req, int status)
+{
+    ucoll_list_t *pos, *opos;
+
+    ucoll_list_for_each(pos, &req->ctx->shm_active)
+    {
+        ucoll_shm_t *sh = ucoll_container_of(pos, ucoll_shm_t, link);
+
+        ucoll_list_for_each(opos, &sh->ops)
+        {
+            ucoll_shm_op_t *op = ucoll_container_of(opos, ucoll_shm_op_t, link);
+
+            if (op->req == req) {
+                ucoll_list_del(&op->link);
+                sh->dead = 1;
+                op_finish(op, status);
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
 void ucoll__shm_op_start(ucoll_shm_op_t *op)
 {
     ucoll_shm_t *sh = op->sh;

@@ -142,6 +142,19 @@ ucoll_shm_t *ucoll__shm_get(ucoll_comm_t *comm);
  * regions detached, this rank's unmapped. */
 void ucoll__shm_destroy(ucoll_comm_t *comm);
 
+/* Withdraw the queued shared-memory call of request req (one whose blocking
+ * wait timed out) and complete req with status: its buffers are not touched
+ * again. The members no longer agree on where the communicator's calls
+ * stand, so its later calls that wait for a peer fail (UCOLL_ERR_PEER)
+ * rather than pair with the wrong call. 1 when req was queued, else 0. */
+int ucoll__shm_cancel(ucoll_req_t *req, int status);
+
+/* Whether comm has shared-memory calls queued or its setup under way. */
+static inline int ucoll__shm_busy(const ucoll_comm_t *comm)
+{
+    return comm->shm != NULL && (!ucoll_list_empty(&comm->shm->ops) || comm->shm->setup != NULL);
+}
+
 /* Setup, in three local steps around two collective exchanges (run by
  * lib/algos/shm.c):
  * prepare: map this rank's region when the context can share memory and

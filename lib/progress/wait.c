@@ -208,6 +208,54 @@ int ucoll__wait_flag(ucoll_ctx_t *ctx, const volatile int *flag)
     }
 }
 
+/* How long a timed-out blocking collective waits for UCX to let go of its
+ * buffers: UCOLL_TIMEOUT again, at most this. Withdrawn receives and sends
+ * still waiting for their receiver end at once; what already runs in UCX
+ * (data flowing) ends within transfer times; a send whose receiver never
+ * takes it does not end at all. */
+#define CANCEL_WAIT_MAX_NS 5000000000ull
+
+static void orphan_done(ucoll_req_t *req)
+{
+    ucoll__req_release(req);
+}
+
+int ucoll__coll_wait_blocking(ucoll_req_t *req)
+{
+    ucoll_ctx_t *ctx = req->ctx;
+    uint64_t deadline;
+    int ret = ucoll__wait_flag(ctx, &req->complete);
+
+    if (ucoll_likely(ret == UCOLL_OK)) {
+        return ucoll__req_finish(req, NULL);
+    }
+    /* timed out: nothing of the call may write into the caller's buffers
+     * once this returns */
+    if (req->u.coll.withdraw) {
+        req->u.coll.withdraw(req, ret);
+    } else if (!ucoll__sched_cancel(req, ret)) {
+        (void)ucoll__shm_cancel(req, ret);
+    }
+    deadline =
+        ucoll__tl_now_ns() + UCOLL_MIN((uint64_t)(ctx->cfg.timeout * 1e9), CANCEL_WAIT_MAX_NS);
+    while (!req->complete && ucoll__tl_now_ns() < deadline) {
+        ucoll_progress(ctx);
+    }
+    if (req->complete) {
+        /* finished meanwhile after all: its own result */
+        int err = req->status.error;
+
+        ucoll__req_release(req);
+        return err == UCOLL_OK ? UCOLL_OK : ret;
+    } else {
+        ucoll_warn("a timed-out collective could not be withdrawn: UCX still holds its "
+                   "buffers (a send its receiver never took, or data still flowing); it is "
+                   "left to end by itself");
+        req->cb = orphan_done;
+    }
+    return ret;
+}
+
 int ucoll_test(ucoll_req_t *req, int *done, ucoll_status_t *status)
 {
     if (req == NULL || done == NULL) {

@@ -122,6 +122,28 @@ static int pmix_fence(ucoll_boot_t *b, int collect)
     return UCOLL_OK;
 }
 
+/* A synchronising fence over some ranks of the namespace (the live ones). */
+static int pmix_fence_ranks(ucoll_boot_t *b, const int *ranks, int n)
+{
+    boot_pmix_t *p = b->priv;
+    pmix_proc_t *procs = calloc((size_t)n, sizeof(*procs));
+    pmix_status_t rc;
+
+    if (procs == NULL) {
+        return UCOLL_ERR_NOMEM;
+    }
+    for (int i = 0; i < n; i++) {
+        PMIX_PROC_LOAD(&procs[i], p->me.nspace, (pmix_rank_t)ranks[i]);
+    }
+    rc = PMIx_Fence(procs, (size_t)n, NULL, 0);
+    free(procs);
+    if (rc != PMIX_SUCCESS) {
+        ucoll_error("PMIx_Fence over %d live ranks failed: %s", n, PMIx_Error_string(rc));
+        return (rc == PMIX_ERR_TIMEOUT) ? UCOLL_ERR_TIMEOUT : UCOLL_ERR_BOOTSTRAP;
+    }
+    return UCOLL_OK;
+}
+
 static int pmix_fetch(ucoll_boot_t *b, int rank, const char *key, void **data_p, size_t *len_p)
 {
     boot_pmix_t *p = b->priv;
@@ -173,6 +195,7 @@ static const ucoll_boot_ops_t boot_pmix_ops = {
     .name = "pmix",
     .publish = pmix_publish,
     .fence = pmix_fence,
+    .fence_ranks = pmix_fence_ranks,
     .fetch = pmix_fetch,
     .abort = pmix_abort,
     .finalize = pmix_finalize,

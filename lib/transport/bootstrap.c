@@ -92,6 +92,22 @@ int ucoll__boot_barrier(ucoll_boot_t *b)
     return b->ops->fence(b, 0);
 }
 
+int ucoll__boot_barrier_live(ucoll_boot_t *b, const int *live, int n)
+{
+    if (n >= b->size) {
+        return b->ops->fence(b, 0);
+    }
+    if (n <= 1) {
+        return UCOLL_OK; /* nobody else to wait for */
+    }
+    if (b->ops->fence_ranks == NULL) {
+        ucoll_debug("%s bootstrap cannot fence without the %d failed rank(s): no final fence",
+                    b->ops->name, b->size - n);
+        return UCOLL_OK;
+    }
+    return b->ops->fence_ranks(b, live, n);
+}
+
 /* Parse a PMIX_LOCAL_PEERS list into out (n entries expected): 0 if it
  * holds exactly n distinct ranks of the job, one of them self. */
 static int parse_peers(const char *peers, int n, int self, int size, int *out)

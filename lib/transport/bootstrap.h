@@ -31,6 +31,10 @@ typedef struct ucoll_boot_ops {
     /* Fetch the blob rank published under key. *data_p is malloc'ed; the
      * caller frees it. May block until the peer has published. */
     int (*fetch)(ucoll_boot_t *b, int rank, const char *key, void **data_p, size_t *len_p);
+    /* Optional: a barrier over the job ranks ranks[0..n) only (this one
+     * among them), for a job that has lost ranks. NULL where the bootstrap
+     * can only synchronise the whole job (an allgather of the caller's). */
+    int (*fence_ranks)(ucoll_boot_t *b, const int *ranks, int n);
     /* Ask the launcher to end the job (never returns on success). */
     int (*abort)(ucoll_boot_t *b, int status, const char *msg);
     void (*finalize)(ucoll_boot_t *b);
@@ -89,5 +93,12 @@ int ucoll__boot_set_locality(ucoll_boot_t *b, int local_rank, int local_size, co
 int ucoll__boot_allgather(ucoll_boot_t *b, const void *in, size_t len, void *out);
 /* Barrier over the bootstrap. */
 int ucoll__boot_barrier(ucoll_boot_t *b);
+/* Barrier over the job ranks live[0..n) (increasing, this one among them):
+ * the whole job when n is its size; otherwise through ops->fence_ranks,
+ * and skipped (UCOLL_OK, logged) by a bootstrap that has none, since a
+ * barrier that waits for a dead rank never ends. Ranks that disagree on who
+ * is dead fence over different sets and do not meet: the caller passes the
+ * ranks it knows to be alive. */
+int ucoll__boot_barrier_live(ucoll_boot_t *b, const int *live, int n);
 
 #endif

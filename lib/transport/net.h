@@ -29,6 +29,12 @@ typedef struct ucoll_net_ops {
     /* Receive at most bytes from comm rank src (never a wildcard here). */
     int (*irecv)(ucoll_comm_t *comm, void *buf, size_t bytes, int src, int tag, ucoll_net_cb_t cb,
                  void *arg);
+    /* Optional (NULL where operations cannot outlive their run): withdraw
+     * the operations posted on comm under tag. Each still completes exactly
+     * once through its callback (status, or its own error), at once when
+     * it had not started and otherwise when the network has let go of its
+     * buffer; nothing is written to the buffer after that callback. */
+    void (*cancel)(ucoll_comm_t *comm, int tag, int status);
     /* Drive the network once; returns the number of events processed. */
     int (*progress)(ucoll_ctx_t *ctx);
     /* Optional (NULL for real networks): told of the local work a schedule

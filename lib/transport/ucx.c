@@ -14,6 +14,7 @@
 
 #define ADDR_KEY         "ucoll.addr"
 #define CLOSE_TIMEOUT_NS 5000000000ull
+#define FLUSH_TIMEOUT_NS 5000000000ull
 
 /* What a rank publishes: its pid (for the same-node liveness watch), then
  * its UCP worker address. */
@@ -439,6 +440,7 @@ ucoll_tl_op_t *ucoll__tl_op_alloc(ucoll_tl_t *tl, void *req, int what)
     op->req = req;
     op->what = what;
     op->type = UCOLL_TL_OP_AM_SEND;
+    op->rank = -1;
     op->ucp_req = NULL;
     op->rkey = NULL;
     ucoll_list_add_tail(&tl->ops_live, &op->link);
@@ -515,6 +517,56 @@ void ucoll__tl_close_eps(ucoll_ctx_t *ctx)
         }
     }
     free(reqs);
+}
+
+int ucoll__tl_flush(ucoll_ctx_t *ctx)
+{
+    ucoll_tl_t *tl = ctx->tl;
+    ucp_request_param_t param = {0};
+    ucs_status_ptr_t r;
+    ucs_status_t st;
+    uint64_t deadline;
+
+    if (tl == NULL) {
+        return UCOLL_OK;
+    }
+    r = ucp_worker_flush_nbx(tl->worker, &param);
+    if (r == NULL) {
+        return UCOLL_OK;
+    }
+    if (UCS_PTR_IS_ERR(r)) {
+        ucoll_debug("ucp_worker_flush_nbx: %s", ucs_status_string(UCS_PTR_STATUS(r)));
+        return ucoll__tl_status(UCS_PTR_STATUS(r));
+    }
+    /* progress with the liveness watch: a same-node peer that dies meanwhile
+     * fails its endpoint's operations rather than holding the flush */
+    deadline = ucoll__tl_now_ns() + FLUSH_TIMEOUT_NS;
+    while ((st = ucp_request_check_status(r)) == UCS_INPROGRESS && ucoll__tl_now_ns() < deadline) {
+        ucoll__tl_progress(ctx);
+    }
+    ucp_request_free(r); /* released by UCX once complete, if it is not */
+    if (st == UCS_INPROGRESS) {
+        ucoll_warn("finalize: UCX did not complete its outstanding operations in %llu s",
+                   (unsigned long long)(FLUSH_TIMEOUT_NS / 1000000000ull));
+        return UCOLL_ERR_TIMEOUT;
+    }
+    if (st != UCS_OK) {
+        ucoll_debug("worker flush: %s", ucs_status_string(st));
+        return ucoll__tl_status(st);
+    }
+    return UCOLL_OK;
+}
+
+int ucoll__tl_live_ranks(const ucoll_ctx_t *ctx, int *ranks)
+{
+    int n = 0;
+
+    for (int r = 0; r < ctx->size; r++) {
+        if (ctx->tl == NULL || ctx->tl->peers[r].state != UCOLL_TL_EP_FAILED) {
+            ranks[n++] = r;
+        }
+    }
+    return n;
 }
 
 void ucoll__tl_cleanup(ucoll_ctx_t *ctx)

@@ -69,6 +69,7 @@ typedef struct ucoll_tl_op {
     void *req;     /* ucoll_req_t, NULL once detached */
     int what;      /* meaning chosen by the user of the op */
     int type;      /* the transport operation (ucx_int.h), set when started */
+    int rank;      /* job rank of the endpoint it runs on; -1 for worker-level ops */
     void *ucp_req; /* UCP request while in flight */
     void *rkey;    /* get: the unpacked remote key, destroyed at completion */
     /* AM header of a send: UCP 1.13 reads it until the send completes */
@@ -225,5 +226,12 @@ void ucoll__tl_am_release(ucoll_tl_t *tl, void *desc);
 /* Detach op from its request: no completion will be reported. A tagged
  * receive is cancelled, a get's remote key destroyed. */
 void ucoll__tl_op_detach(ucoll_tl_t *tl, ucoll_tl_op_t *op);
+
+/* Ask UCX to end op early, leaving it attached: a tagged receive not yet
+ * matched is cancelled (tl->op_done reports it, possibly before this
+ * returns); anything else (sends, gets, fetches of rendezvous data, a tagged
+ * receive whose data flows) cannot be stopped and is reported when UCX
+ * completes it. Only after that report has UCX let go of op's buffer. */
+void ucoll__tl_op_cancel(ucoll_tl_t *tl, ucoll_tl_op_t *op);
 
 #endif

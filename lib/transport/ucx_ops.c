@@ -7,13 +7,28 @@
 
 #include <string.h>
 
+/* An operation on the endpoint to rank ended with status. UNREACHABLE, and
+ * CANCELED on an endpoint operation (UCX purges an endpoint it has given up
+ * on with it; the only operation ucoll cancels itself is a tagged receive,
+ * which belongs to no endpoint), say the peer is gone even when no endpoint
+ * error callback comes (same-node endpoints have none): mark it failed, so
+ * that everything else waiting for it fails too instead of hanging. */
+static void op_peer_status(ucoll_tl_t *tl, int rank, ucs_status_t status)
+{
+    if (rank >= 0 && rank != tl->ctx->rank &&
+        (status == UCS_ERR_UNREACHABLE || status == UCS_ERR_CANCELED)) {
+        ucoll__tl_set_failed(tl->ctx, rank, UCOLL_ERR_PEER);
+    }
+}
+
 /* The UCP request of op is done: free both, then report to the op's
- * request unless it was detached. */
+ * request unless it was detached, then mark the peer failed if the status
+ * says so (after the report: the failure handler must not find the op). */
 static void op_complete(void *request, ucs_status_t status, ucoll_tl_op_t *op)
 {
     ucoll_tl_t *tl = op->tl;
     void *req = op->req;
-    int what = op->what;
+    int what = op->what, rank = op->rank;
 
     ucp_request_free(request);
     if (op->rkey) {
@@ -24,6 +39,7 @@ static void op_complete(void *request, ucs_status_t status, ucoll_tl_op_t *op)
     if (req != NULL) {
         tl->op_done(req, what, ucoll__tl_status(status));
     }
+    op_peer_status(tl, rank, status);
 }
 
 static void send_cb(void *request, ucs_status_t status, void *user_data)
@@ -55,6 +71,8 @@ static int op_track(ucoll_tl_op_t *op, ucs_status_ptr_t r)
         ucp_rkey_destroy(op->rkey);
         op->rkey = NULL;
     }
+    /* an immediate failure is only returned: marking the peer failed here
+     * would fail the caller's request under its feet */
     ucoll__tl_op_free(op->tl, op);
     return ucoll__tl_status(UCS_PTR_STATUS(r));
 }
@@ -128,6 +146,7 @@ int ucoll__tl_am_send(ucoll_ctx_t *ctx, int rank, ucoll_tl_op_t *op, int am_id, 
         return ret;
     }
     op_param(&param, op, UCOLL_TL_OP_AM_SEND);
+    op->rank = rank;
     param.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
     param.cb.send = send_cb;
     param.flags = (flags & UCOLL_TL_AM_RNDV)    ? UCP_AM_SEND_FLAG_RNDV
@@ -171,6 +190,7 @@ int ucoll__tl_tag_send(ucoll_ctx_t *ctx, int rank, ucoll_tl_op_t *op, const void
         return ret;
     }
     op_param(&param, op, UCOLL_TL_OP_TAG_SEND);
+    op->rank = rank;
     param.cb.send = send_cb;
     return op_track(op, ucp_tag_send_nbx(ep, buf, len, tag, &param));
 }
@@ -200,6 +220,7 @@ int ucoll__tl_get(ucoll_ctx_t *ctx, int rank, ucoll_tl_op_t *op, void *buf, size
     }
     op->rkey = rkey;
     op_param(&param, op, UCOLL_TL_OP_GET);
+    op->rank = rank;
     param.cb.send = send_cb;
     return op_track(op, ucp_get_nbx(ep, buf, len, raddr, rkey, &param));
 }
@@ -226,6 +247,15 @@ void ucoll__tl_op_detach(ucoll_tl_t *tl, ucoll_tl_op_t *op)
         op->rkey = NULL;
     }
     /* last: the cancelled receive completes (and frees op) at once */
+    if (op->type == UCOLL_TL_OP_TAG_RECV && op->ucp_req) {
+        ucp_request_cancel(tl->worker, op->ucp_req);
+    }
+}
+
+void ucoll__tl_op_cancel(ucoll_tl_t *tl, ucoll_tl_op_t *op)
+{
+    /* UCP 1.13 cancels only receives that are still waiting for a match;
+     * everything else runs to completion, which is then reported */
     if (op->type == UCOLL_TL_OP_TAG_RECV && op->ucp_req) {
         ucp_request_cancel(tl->worker, op->ucp_req);
     }

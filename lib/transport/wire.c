@@ -149,7 +149,8 @@ int ucoll__wire_decode_ctl(const void *header, size_t header_length, const void 
         if (ctl.cookie == 0) {
             return UCOLL_WIRE_ECOOKIE;
         }
-        if (ctl.status != UCOLL_OK && ctl.status != UCOLL_ERR_TRUNCATE) {
+        if (ctl.status != UCOLL_OK && ctl.status != UCOLL_ERR_TRUNCATE &&
+            ctl.status != UCOLL_ERR_NOMEM && ctl.status != UCOLL_ERR_TRANSPORT) {
             return UCOLL_WIRE_ESTATUS;
         }
     }

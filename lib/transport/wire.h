@@ -16,7 +16,9 @@
  *             the sender then ucp_tag_send_nbx's the payload under that tag
  *   RNDV_GET  wire_rts_t followed by the packed rkey of the sender's
  *             registered buffer; the receiver ucp_get_nbx's the payload and
- *             answers FIN
+ *             answers FIN, also when the get (or unpacking the rkey) fails:
+ *             then with that status, so that the sender stops waiting and
+ *             unpins its buffer
  * UCOLL_AM_CTL carries wire_ctl_t: CTS, FIN, or a batch of returned credits.
  *
  * Every MSG carries the sender's sequence number for the (sender, receiver)
@@ -60,7 +62,11 @@ typedef struct {
     uint32_t src_world;
     uint32_t credits;
     uint32_t seq;   /* CTS/FIN: seq of the message, checked with the cookie */
-    int32_t status; /* CTS/FIN: UCOLL_OK, or UCOLL_ERR_TRUNCATE (data not taken) */
+    int32_t status; /* CTS/FIN: UCOLL_OK; else the data was not taken, because
+                     * the receive was too small (UCOLL_ERR_TRUNCATE: the send
+                     * succeeds, as in MPI) or failed at the receiver
+                     * (UCOLL_ERR_NOMEM, UCOLL_ERR_TRANSPORT: the send fails
+                     * with it) */
     uint32_t pad;
     uint64_t cookie;
 } wire_ctl_t;
@@ -99,7 +105,7 @@ typedef enum {
     UCOLL_WIRE_ELEN,    /* message size disagrees with the data delivered */
     UCOLL_WIRE_ERKEY,   /* remote key length wrong for the protocol */
     UCOLL_WIRE_ECOOKIE, /* cookie missing, or set where none is sent */
-    UCOLL_WIRE_ESTATUS, /* control status other than OK or truncation */
+    UCOLL_WIRE_ESTATUS, /* control status not one a CTS/FIN may carry */
     /* checked by the handlers against their state */
     UCOLL_WIRE_ECREDITS, /* returns more eager credits than were lent */
     UCOLL_WIRE_ESEQ,     /* sequence number already delivered or queued */
@@ -142,8 +148,9 @@ int ucoll__wire_decode_msg(const void *header, size_t header_length, void *data,
 /*
  * Decode a UCOLL_AM_CTL: header exactly wire_ctl_t, no data, not rndv, a
  * known type, src_world in [0, world_size), pad == 0; CREDIT with cookie,
- * seq and status 0; CTS and FIN with a cookie != 0 and status UCOLL_OK or
- * UCOLL_ERR_TRUNCATE. UCOLL_WIRE_OK and *ctl_p filled, or the reason.
+ * seq and status 0; CTS and FIN with a cookie != 0 and status UCOLL_OK,
+ * UCOLL_ERR_TRUNCATE, UCOLL_ERR_NOMEM or UCOLL_ERR_TRANSPORT. UCOLL_WIRE_OK
+ * and *ctl_p filled, or the reason.
  */
 int ucoll__wire_decode_ctl(const void *header, size_t header_length, const void *data,
                            size_t length, int rndv, uint32_t world_size, wire_ctl_t *ctl_p);

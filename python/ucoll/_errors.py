@@ -24,6 +24,7 @@ class ErrorCode(enum.IntEnum):
     ERR_TIMEOUT = -6
     ERR_PEER = -7
     ERR_UNSUPPORTED = -8
+    ERR_BUSY = -9
 
 
 class Error(Exception):

@@ -35,7 +35,8 @@ enum {
     UCOLL_ERR_BOOTSTRAP = -5,
     UCOLL_ERR_TIMEOUT = -6,
     UCOLL_ERR_PEER = -7,
-    UCOLL_ERR_UNSUPPORTED = -8
+    UCOLL_ERR_UNSUPPORTED = -8,
+    UCOLL_ERR_BUSY = -9
 };
 
 const char *ucoll_strerror(int status);

@@ -64,6 +64,8 @@ typedef struct {
         wire_rts_t rts;
     } rts[RTS_KEEP];
     unsigned nrts;
+    wire_ctl_t ctl; /* the last control message to another rank */
+    int ctl_rank;   /* its destination; -1 before the first */
     fake_stats_t st;
 } fake_t;
 
@@ -423,6 +425,9 @@ int ucoll__tl_am_send(ucoll_ctx_t *ctx, int rank, ucoll_tl_op_t *op, int am_id, 
             memcpy(pkt->bytes + hdr_len, data, len);
         }
         ucoll_list_add_tail(&f->pkts, &pkt->link);
+    } else if (am_id == UCOLL_AM_CTL && hdr_len == sizeof(wire_ctl_t)) {
+        memcpy(&f->ctl, hdr, sizeof(f->ctl));
+        f->ctl_rank = rank;
     } else if (am_id == UCOLL_AM_MSG && hdr_len >= sizeof(wire_rts_t)) {
         f->rts[f->nrts % RTS_KEEP].rank = rank;
         memcpy(&f->rts[f->nrts % RTS_KEEP].rts, hdr, sizeof(wire_rts_t));
@@ -586,6 +591,18 @@ void ucoll__tl_op_detach(ucoll_tl_t *tl, ucoll_tl_op_t *op)
     }
 }
 
+void ucoll__tl_op_cancel(ucoll_tl_t *tl, ucoll_tl_op_t *op)
+{
+    fake_op_t *fop = (fake_op_t *)op;
+
+    /* as UCP: only a tagged receive still waiting for its send; reported
+     * at once, with what UCS_ERR_CANCELED maps to */
+    if (fop->kind == FK_TAG_RECV && fop->state == ST_PENDING) {
+        fop->status = UCOLL_ERR_PEER;
+        op_finish(fake_of(tl), fop);
+    }
+}
+
 /* Never reached by the tests: nothing waits. */
 int ucoll__wait_flag(ucoll_ctx_t *ctx, const volatile int *flag)
 {
@@ -694,6 +711,7 @@ ucoll_ctx_t *fake_ctx_create(const fake_cfg_t *cfg)
         goto err;
     }
     f->cfg = *cfg;
+    f->ctl_rank = -1;
     f->tl.ctx = ctx;
     f->tl.context = (struct ucp_context *)f;
     f->tl.peers = calloc((size_t)cfg->size, sizeof(*f->tl.peers));
@@ -767,6 +785,18 @@ void fake_ctx_destroy(ucoll_ctx_t *ctx)
     free(f->tl.peers);
     free(f);
     free(ctx);
+}
+
+int fake_last_ctl(ucoll_ctx_t *ctx, int *rank_p, wire_ctl_t *ctl_p)
+{
+    fake_t *f = fake_of(ctx->tl);
+
+    if (f->ctl_rank < 0) {
+        return 0;
+    }
+    *rank_p = f->ctl_rank;
+    *ctl_p = f->ctl;
+    return 1;
 }
 
 int fake_progress(ucoll_ctx_t *ctx)

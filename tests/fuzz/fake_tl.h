@@ -71,6 +71,10 @@ void fake_fail(ucoll_ctx_t *ctx, int rank);
  * the which-th (modulo) of the last ones; 0 when none. */
 int fake_rts(ucoll_ctx_t *ctx, unsigned which, int *rank_p, wire_rts_t *rts_p);
 
+/* The last control message (CTS, FIN, CREDIT) the engine sent to another
+ * rank; 0 when none yet. */
+int fake_last_ctl(ucoll_ctx_t *ctx, int *rank_p, wire_ctl_t *ctl_p);
+
 /* Counters of what the engine did through the fake transport. */
 typedef struct {
     uint64_t sent[2];   /* AM packets by id */

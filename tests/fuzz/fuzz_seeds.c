@@ -301,6 +301,19 @@ int main(int argc, char **argv)
     op(&s, FZ_REAP);
     save(&s);
 
+    /* rendezvous sends the receiver could not take: a CTS and a FIN that
+     * carry the receiver's failure (NOMEM, TRANSPORT) */
+    for (mode = UCOLL_RNDV_TAG; mode <= UCOLL_RNDV_GET; mode += 2) {
+        start(&s, cfg(mode, 1, 0, 0, 0, 0));
+        send_(&s, 0, 1, 4, 3000);
+        send_(&s, 0, 1, 5, 3000);
+        answer(&s, 0, mode == UCOLL_RNDV_TAG ? UCOLL_CTL_CTS : UCOLL_CTL_FIN, 3);
+        answer(&s, 1, mode == UCOLL_RNDV_TAG ? UCOLL_CTL_CTS : UCOLL_CTL_FIN, 2);
+        op(&s, FZ_PROGRESS);
+        op(&s, FZ_REAP);
+        save(&s);
+    }
+
     /* out of credits: a small window, many eager sends */
     start(&s, cfg(0, 0, 1, 0, 0, 0));
     for (mode = 0; mode < 8; mode++) {

@@ -302,7 +302,10 @@ static void op_answer(run_t *r, input_t *in)
     if (ctl.type != UCOLL_CTL_CREDIT) {
         ctl.seq = rts.h.seq;
         ctl.cookie = rts.cookie;
-        ctl.status = status & 1 ? UCOLL_ERR_TRUNCATE : UCOLL_OK;
+        /* every status a CTS/FIN may carry: taken, too small, failed */
+        static const int32_t statuses[4] = {UCOLL_OK, UCOLL_ERR_TRUNCATE, UCOLL_ERR_NOMEM,
+                                            UCOLL_ERR_TRANSPORT};
+        ctl.status = statuses[status & 3];
     }
     ((uint8_t *)&ctl)[at % sizeof(ctl)] ^= mask;
     fake_deliver(r->ctx, UCOLL_AM_CTL, &ctl, sizeof(ctl), NULL, 0, 0);

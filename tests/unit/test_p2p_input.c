@@ -308,6 +308,62 @@ static void test_handles(void)
     fake_ctx_destroy(ctx);
 }
 
+/*
+ * A get rendezvous that fails at the receiver tells the sender, with a FIN
+ * carrying the status: the sender stops waiting (its buffer pinned) and
+ * fails with it. Here the rkey does not unpack (the get, failing later,
+ * takes the same path through the FIN).
+ */
+static void test_get_fail(void)
+{
+    ucoll_ctx_t *ctx = setup(0, 256, -1, 0);
+    ucoll_req_t *recv, *send;
+    static char buf[1000], big[1000];
+    unsigned char rkey = 0; /* not the fake's magic: does not unpack */
+    uint8_t pkt[sizeof(wire_rts_t) + 1];
+    wire_rts_t rts;
+    wire_ctl_t ctl;
+    int rank;
+
+    /* receiver: an announcement from rank 1 with a key that is no key */
+    memset(&rts, 0, sizeof(rts));
+    rts.h.ctx_id = 0 * 2 + UCOLL_SPACE_P2P;
+    rts.h.src = 1;
+    rts.h.tag = 6;
+    rts.h.seq = 0;
+    rts.h.src_world = 1;
+    rts.h.proto = UCOLL_PROTO_RNDV_GET;
+    rts.h.rkey_len = 1;
+    rts.h.len = sizeof(buf);
+    rts.cookie = 77;
+    rts.raddr = 4096;
+    memcpy(pkt, &rts, sizeof(rts));
+    pkt[sizeof(rts)] = rkey;
+    recv = post(ctx->world, buf, sizeof(buf), 1, 6);
+    fake_deliver(ctx, UCOLL_AM_MSG, pkt, sizeof(pkt), NULL, 0, 0);
+    fake_progress(ctx);
+    EXPECT(recv->complete && recv->status.error == UCOLL_ERR_TRANSPORT);
+    EXPECT(fake_last_ctl(ctx, &rank, &ctl) && rank == 1);
+    EXPECT(ctl.type == UCOLL_CTL_FIN && ctl.cookie == 77 && ctl.seq == 0 &&
+           ctl.status == UCOLL_ERR_TRANSPORT);
+    if (recv->complete) {
+        ucoll__req_finish(recv, NULL);
+    }
+
+    /* sender: such a FIN ends its send with the receiver's error */
+    send = ucoll__p2p_req(ctx->world, UCOLL_REQ_SEND, big, sizeof(big), 2, 4);
+    ucoll__p2p_start(send);
+    EXPECT(fake_rts(ctx, 0, &rank, &rts) && rank == 2);
+    EXPECT(!send->complete);
+    ctl_to(ctx, UCOLL_CTL_CTS, 2, rts.h.seq, rts.cookie, UCOLL_ERR_TRANSPORT);
+    EXPECT(fake_refused(ctx, 0) == 0);
+    EXPECT(send->complete && send->status.error == UCOLL_ERR_TRANSPORT);
+    if (send->complete) {
+        ucoll__req_finish(send, NULL);
+    }
+    fake_ctx_destroy(ctx);
+}
+
 /* A refused rendezvous descriptor is not kept; a good one is. */
 static void test_descriptor(void)
 {
@@ -377,6 +433,7 @@ int main(void)
     test_seq();
     test_comm();
     test_handles();
+    test_get_fail();
     test_descriptor();
     test_warnings();
     if (failures) {

@@ -306,8 +306,17 @@ static void test_ctl(void)
     c = mkctl(UCOLL_CTL_FIN);
     c.cookie = 0;
     EXPECT(ctl(&c, sizeof(c), 0, 0, NULL) == UCOLL_WIRE_ECOOKIE);
+    /* a CTS/FIN says why the data was not taken: too small, or a failure
+     * at the receiver; nothing else */
     c = mkctl(UCOLL_CTL_CTS);
     c.status = UCOLL_ERR_TRANSPORT;
+    EXPECT(ctl(&c, sizeof(c), 0, 0, NULL) == UCOLL_WIRE_OK);
+    c = mkctl(UCOLL_CTL_FIN);
+    c.status = UCOLL_ERR_NOMEM;
+    EXPECT(ctl(&c, sizeof(c), 0, 0, NULL) == UCOLL_WIRE_OK);
+    c.status = UCOLL_ERR_PEER;
+    EXPECT(ctl(&c, sizeof(c), 0, 0, NULL) == UCOLL_WIRE_ESTATUS);
+    c.status = UCOLL_ERR_ARG;
     EXPECT(ctl(&c, sizeof(c), 0, 0, NULL) == UCOLL_WIRE_ESTATUS);
     c.status = 1;
     EXPECT(ctl(&c, sizeof(c), 0, 0, NULL) == UCOLL_WIRE_ESTATUS);
@@ -319,6 +328,8 @@ static void test_ctl(void)
     EXPECT(ctl(&c, sizeof(c), 0, 0, NULL) == UCOLL_WIRE_ECOOKIE);
     c = mkctl(UCOLL_CTL_CREDIT);
     c.status = UCOLL_ERR_TRUNCATE;
+    EXPECT(ctl(&c, sizeof(c), 0, 0, NULL) == UCOLL_WIRE_ESTATUS);
+    c.status = UCOLL_ERR_TRANSPORT;
     EXPECT(ctl(&c, sizeof(c), 0, 0, NULL) == UCOLL_WIRE_ESTATUS);
 }
 

@@ -68,5 +68,5 @@ int ucoll_allgatherv(const void *sbuf, size_t scount, void *rbuf, const size_t *
     ucoll_req_t *req;
     int st = ucoll_iallgatherv(sbuf, scount, rbuf, rcounts, displs, dt, comm, &req);
 
-    return (st != UCOLL_OK) ? st : ucoll_wait(req, NULL);
+    return (st != UCOLL_OK) ? st : ucoll__coll_wait_blocking(req);
 }

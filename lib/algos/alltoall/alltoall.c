@@ -40,5 +40,5 @@ int ucoll_alltoall(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt,
     ucoll_req_t *req;
     int st = ucoll_ialltoall(sbuf, rbuf, count, dt, comm, &req);
 
-    return (st != UCOLL_OK) ? st : ucoll_wait(req, NULL);
+    return (st != UCOLL_OK) ? st : ucoll__coll_wait_blocking(req);
 }

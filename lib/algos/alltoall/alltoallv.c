@@ -78,5 +78,5 @@ int ucoll_alltoallv(const void *sbuf, const size_t *scounts, const size_t *sdisp
     ucoll_req_t *req;
     int st = ucoll_ialltoallv(sbuf, scounts, sdispls, rbuf, rcounts, rdispls, dt, comm, &req);
 
-    return (st != UCOLL_OK) ? st : ucoll_wait(req, NULL);
+    return (st != UCOLL_OK) ? st : ucoll__coll_wait_blocking(req);
 }

@@ -30,5 +30,5 @@ int ucoll_barrier(ucoll_comm_t *comm)
     ucoll_req_t *req;
     int st = ucoll_ibarrier(comm, &req);
 
-    return (st != UCOLL_OK) ? st : ucoll_wait(req, NULL);
+    return (st != UCOLL_OK) ? st : ucoll__coll_wait_blocking(req);
 }

@@ -133,5 +133,5 @@ int ucoll_bcast(void *buf, size_t count, ucoll_dtype_t dt, int root, ucoll_comm_
     ucoll_req_t *req;
     int st = ucoll_ibcast(buf, count, dt, root, comm, &req);
 
-    return (st != UCOLL_OK) ? st : ucoll_wait(req, NULL);
+    return (st != UCOLL_OK) ? st : ucoll__coll_wait_blocking(req);
 }

@@ -25,5 +25,5 @@ int ucoll_gather(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, i
     ucoll_req_t *req;
     int st = ucoll_igather(sbuf, rbuf, count, dt, root, comm, &req);
 
-    return (st != UCOLL_OK) ? st : ucoll_wait(req, NULL);
+    return (st != UCOLL_OK) ? st : ucoll__coll_wait_blocking(req);
 }

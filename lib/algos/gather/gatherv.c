@@ -29,5 +29,5 @@ int ucoll_gatherv(const void *sbuf, size_t scount, void *rbuf, const size_t *rco
     ucoll_req_t *req;
     int st = ucoll_igatherv(sbuf, scount, rbuf, rcounts, displs, dt, root, comm, &req);
 
-    return (st != UCOLL_OK) ? st : ucoll_wait(req, NULL);
+    return (st != UCOLL_OK) ? st : ucoll__coll_wait_blocking(req);
 }

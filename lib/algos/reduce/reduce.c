@@ -66,5 +66,5 @@ int ucoll_reduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, u
     ucoll_req_t *req;
     int st = ucoll_ireduce(sbuf, rbuf, count, dt, op, root, comm, &req);
 
-    return (st != UCOLL_OK) ? st : ucoll_wait(req, NULL);
+    return (st != UCOLL_OK) ? st : ucoll__coll_wait_blocking(req);
 }

@@ -112,7 +112,7 @@ int ucoll_reduce_scatter_block(const void *sbuf, void *rbuf, size_t count, ucoll
     ucoll_req_t *req;
     int st = ucoll_ireduce_scatter_block(sbuf, rbuf, count, dt, op, comm, &req);
 
-    return (st != UCOLL_OK) ? st : ucoll_wait(req, NULL);
+    return (st != UCOLL_OK) ? st : ucoll__coll_wait_blocking(req);
 }
 
 int ucoll_reduce_scatter(const void *sbuf, void *rbuf, const size_t *rcounts, ucoll_dtype_t dt,
@@ -121,5 +121,5 @@ int ucoll_reduce_scatter(const void *sbuf, void *rbuf, const size_t *rcounts, uc
     ucoll_req_t *req;
     int st = ucoll_ireduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, &req);
 
-    return (st != UCOLL_OK) ? st : ucoll_wait(req, NULL);
+    return (st != UCOLL_OK) ? st : ucoll__coll_wait_blocking(req);
 }

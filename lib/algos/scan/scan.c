@@ -68,7 +68,7 @@ int ucoll_scan(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, uco
     ucoll_req_t *req;
     int st = ucoll_iscan(sbuf, rbuf, count, dt, op, comm, &req);
 
-    return (st != UCOLL_OK) ? st : ucoll_wait(req, NULL);
+    return (st != UCOLL_OK) ? st : ucoll__coll_wait_blocking(req);
 }
 
 int ucoll_exscan(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,
@@ -77,5 +77,5 @@ int ucoll_exscan(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, u
     ucoll_req_t *req;
     int st = ucoll_iexscan(sbuf, rbuf, count, dt, op, comm, &req);
 
-    return (st != UCOLL_OK) ? st : ucoll_wait(req, NULL);
+    return (st != UCOLL_OK) ? st : ucoll__coll_wait_blocking(req);
 }

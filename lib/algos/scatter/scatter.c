@@ -25,5 +25,5 @@ int ucoll_scatter(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, 
     ucoll_req_t *req;
     int st = ucoll_iscatter(sbuf, rbuf, count, dt, root, comm, &req);
 
-    return (st != UCOLL_OK) ? st : ucoll_wait(req, NULL);
+    return (st != UCOLL_OK) ? st : ucoll__coll_wait_blocking(req);
 }

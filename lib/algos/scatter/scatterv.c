@@ -29,5 +29,5 @@ int ucoll_scatterv(const void *sbuf, const size_t *scounts, const size_t *displs
     ucoll_req_t *req;
     int st = ucoll_iscatterv(sbuf, scounts, displs, rbuf, rcount, dt, root, comm, &req);
 
-    return (st != UCOLL_OK) ? st : ucoll_wait(req, NULL);
+    return (st != UCOLL_OK) ? st : ucoll__coll_wait_blocking(req);
 }
