@@ -12,13 +12,16 @@
 # the nodes share this machine's cores.
 #
 # usage: bench/hier_netns.sh [-o "OPS"] [-n RANKS_PER_NODE] [-r RUNS]
-#                            [--min-size B] [--max-size B] [-b BUILD]
+#                            [--min-size B] [--max-size B] [-b BUILD] [--calibrate]
+#   --calibrate  first fit the model of both paths on these nodes
+#                (ucoll_tune --calibrate: "model:" inside a node, "model.net:"
+#                between them) and run ucoll's variants with that file
 #   defaults: -o "allreduce bcast reduce allgather barrier" -n 2 -r 3,
 #   8 B to 1 MiB (4 KiB for allgather), build directory build.
 # Needs root (namespaces); a measurement, not a test.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-OPS="allreduce bcast reduce allgather barrier" PPN=2 RUNS=3 MIN=8 MAX=1m BUILD=build
+OPS="allreduce bcast reduce allgather barrier" PPN=2 RUNS=3 MIN=8 MAX=1m BUILD=build CAL=0
 while [ $# -gt 0 ]; do
     case $1 in
     -o) OPS=$2; shift ;;
@@ -27,7 +30,8 @@ while [ $# -gt 0 ]; do
     --min-size) MIN=$2; shift ;;
     --max-size) MAX=$2; shift ;;
     -b) BUILD=$2; shift ;;
-    *) echo "usage: $0 [-o OPS] [-n PPN] [-r RUNS] [--min-size B] [--max-size B] [-b BUILD]"; exit 2 ;;
+    --calibrate) CAL=1 ;;
+    *) echo "usage: $0 [-o OPS] [-n PPN] [-r RUNS] [--min-size B] [--max-size B] [-b BUILD] [--calibrate]"; exit 2 ;;
     esac
     shift
 done
@@ -38,6 +42,15 @@ make_nodes 2 || { echo "cannot build the namespaces"; exit 1; }
 printf "n0 slots=%s\nn1 slots=%s\n" "$PPN" "$PPN" >"$tmp/hosts"
 np=$((2 * PPN))
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 UCOLL_WAIT=yield
+
+xtune=()
+if [ "$CAL" = 1 ]; then
+    export UCOLL_TUNE_FILE=$tmp/tune.txt
+    on n0 timeout 300 "$mpi" --hostfile "$tmp/hosts" --mca plm_rsh_agent "$tmp/agent" \
+        --mca oob_tcp_if_include "$net.0/24" --bind-to none -np $np -x UCOLL_WAIT \
+        "$BUILD/tools/ucoll_tune" --calibrate -o "$UCOLL_TUNE_FILE" | grep -v "^written"
+    xtune=(-x UCOLL_TUNE_FILE)
+fi
 
 declare -A FLAT=([allreduce]="rdbl rabenseifner ring" [bcast]="binomial scag_rdbl"
                  [reduce]="binomial" [allgather]="ring rdbl" [barrier]="dissemination")
@@ -52,7 +65,7 @@ job() {
     *) bin=$BUILD/bench/ucoll_bench algo=(--algo "$v") ;;
     esac
     on n0 timeout 300 "$mpi" --hostfile "$tmp/hosts" --mca plm_rsh_agent "$tmp/agent" \
-        --mca oob_tcp_if_include "$net.0/24" --bind-to none -np $np -x UCOLL_WAIT \
+        --mca oob_tcp_if_include "$net.0/24" --bind-to none -np $np -x UCOLL_WAIT "${xtune[@]}" \
         --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any --mca btl self \
         --mca osc ^ucx --mca mpi_yield_when_idle 1 \
         "$bin" "$op" --min-size "$MIN" --max-size "$max" "${algo[@]}" 2>&1 |
