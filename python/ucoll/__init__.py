@@ -17,9 +17,9 @@ torch.distributed backend, a separate module.
 """
 from ._buffers import IN_PLACE, Datatype, dtype_of
 from ._core import Comm, Context, Op, Request, Status, init, init_oob, waitall
-from ._errors import (ArgumentError, BootstrapError, Error, ErrorCode, FinalizedError,
-                      NoMemoryError, PeerError, TimeoutError, TransportError, TruncationError,
-                      UnsupportedError, strerror)
+from ._errors import (ArgumentError, BootstrapError, BusyError, Error, ErrorCode,
+                      FinalizedError, NoMemoryError, PeerError, TimeoutError, TransportError,
+                      TruncationError, UnsupportedError, strerror)
 from ._ffi import ANY_SOURCE, ANY_TAG, TAG_UB, library_path
 from ._ffi import ffi as _cffi
 from ._ffi import lib as _lib
@@ -49,12 +49,12 @@ __all__ = [
     "Datatype", "dtype_of", "dtype_size", "IN_PLACE", "ANY_SOURCE", "ANY_TAG", "TAG_UB",
     "UNDEFINED", "Error", "ErrorCode", "ArgumentError", "FinalizedError", "NoMemoryError",
     "TruncationError", "TransportError", "BootstrapError", "TimeoutError", "PeerError",
-    "UnsupportedError", "strerror", "version", "library_path",
+    "UnsupportedError", "BusyError", "strerror", "version", "library_path",
 ]
 
 # the public classes present themselves as ucoll.X (tracebacks, repr)
 for _cls in (Comm, Context, Op, Request, Status, Datatype, Error, ErrorCode, ArgumentError,
              FinalizedError, NoMemoryError, PeerError, TimeoutError, TransportError,
-             TruncationError, UnsupportedError, BootstrapError):
+             TruncationError, UnsupportedError, BootstrapError, BusyError):
     _cls.__module__ = "ucoll"
 del _cls

@@ -333,15 +333,17 @@ class Comm:
         return Comm(self._ctx, outp[0], False)
 
     def free(self):
-        """Free a communicator made by split() (local)."""
+        """Free a communicator made by split() (local). BusyError while
+        operations on it are under way: it stays usable, complete them and
+        free it again."""
         c = self._live("free")
         if self._is_world:
             raise arg_error("free", "comm", "the world communicator belongs to its context "
                             "(ctx.finalize() frees it)")
-        self._ptr = None
         st = lib.ucoll_comm_free(c)
         if st:
             raise error_for(st, "free")
+        self._ptr = None
 
     def __enter__(self):
         return self

@@ -99,6 +99,13 @@ class UnsupportedError(Error):
     status = ErrorCode.ERR_UNSUPPORTED
 
 
+class BusyError(Error):
+    """UCOLL_ERR_BUSY: the communicator still has operations under way
+    (Comm.free before they complete)."""
+
+    status = ErrorCode.ERR_BUSY
+
+
 _BY_CODE = {
     c.status.value: c
     for c in (
@@ -110,6 +117,7 @@ _BY_CODE = {
         TimeoutError,
         PeerError,
         UnsupportedError,
+        BusyError,
     )
 }
 

@@ -544,6 +544,24 @@ def test_mixed_libraries(world):
     check(u8, np.repeat(np.arange(p), 3))
 
 
+def test_free_busy(world):
+    """free() with a receive pending on the communicator: BusyError, and it
+    stays usable; once the receive completes, free() succeeds."""
+    r, p = world.rank, world.size
+    sub = world.split(0)
+    got = np.zeros(1, np.int64)
+    req = sub.irecv(got, (r - 1) % p, tag=7)
+    with pytest.raises(ucoll.BusyError):
+        sub.free()
+    assert "freed" not in repr(sub)
+    sub.barrier()  # every rank has seen BusyError before anyone sends
+    sub.send(np.full(1, r, np.int64), (r + 1) % p, tag=7)
+    req.wait()
+    assert got[0] == (r - 1) % p
+    sub.free()
+    assert "freed" in repr(sub)
+
+
 # ---- last: the finalized context ------------------------------------------
 
 

@@ -190,7 +190,7 @@ def test_dtype_of_buffer_protocol():
 def test_error_classes():
     classes = {-1: ucoll.ArgumentError, -2: ucoll.NoMemoryError, -3: ucoll.TruncationError,
                -4: ucoll.TransportError, -5: ucoll.BootstrapError, -6: ucoll.TimeoutError,
-               -7: ucoll.PeerError, -8: ucoll.UnsupportedError}
+               -7: ucoll.PeerError, -8: ucoll.UnsupportedError, -9: ucoll.BusyError}
     texts = set()
     for code, cls in classes.items():
         e = _errors.error_for(code, "bcast", "buf")
