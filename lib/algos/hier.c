@@ -54,6 +54,8 @@
  */
 #include "algos/algos.h"
 #include "progress/request.h"
+#include "progress/sched.h"
+#include "progress/shm.h"
 
 #include <string.h>
 
@@ -440,6 +442,14 @@ static void step_start(hier_step_t *st)
     char *tmp = op->tmp;
     int err = UCOLL_OK;
 
+    if (op->error != UCOLL_OK && st->which != HIER_LOCAL) {
+        /* the call failed here (or was withdrawn): this level starts
+         * nothing, but its sequence number is spent, as the other members
+         * spent theirs, so that the communicator's next calls pair up */
+        ucoll_comm_t *c = st->which == HIER_NODE ? op->comm->hier->node : op->comm->hier->leaders;
+
+        c->coll_seq = c->coll_seq >= UCOLL_TAG_UB ? 0 : c->coll_seq + 1;
+    }
     if (op->error == UCOLL_OK) {
         /* the chunk: its elements of every vector (one chunk: the call) */
         size_t first = (size_t)st->chunk * op->chunk, off = first * a.esize;
@@ -472,6 +482,39 @@ static void step_start(hier_step_t *st)
     if (err != UCOLL_OK && op->error == UCOLL_OK) {
         op->error = err; /* the later steps start nothing */
     }
+}
+
+/* A blocking two-level call timed out (ucoll__coll_wait_blocking): the
+ * levels in flight are withdrawn like any call, those not started yet
+ * start nothing, and the call ends once UCX has let go of them; after
+ * that nothing of it writes into the caller's buffers. */
+static void hier_withdraw(ucoll_req_t *req, int status)
+{
+    hier_op_t *op = req->u.coll.withdraw_arg;
+    ucoll_hier_t *h = op->comm->hier;
+
+    req->u.coll.withdraw = NULL;
+    if (op->error == UCOLL_OK) {
+        op->error = status;
+    }
+    /* a level withdrawn may complete at once, into drive: op must outlive
+     * this loop */
+    h->driving = 1;
+    for (int i = 0; i < op->nsteps; i++) {
+        ucoll_req_t *sub = op->steps[i].sub;
+
+        if (sub == NULL || sub->complete) {
+            continue;
+        }
+        if (sub->u.coll.withdraw) {
+            sub->u.coll.withdraw(sub, status);
+        } else if (!ucoll__sched_cancel(sub, status)) {
+            (void)ucoll__shm_cancel(sub, status);
+        }
+    }
+    h->driving = 0;
+    h->again = 0;
+    drive(h);
 }
 
 /* Start every step whose turn has come: at the head of its communicator's
@@ -522,6 +565,7 @@ static void drive(ucoll_hier_t *h)
 
             if (op->pending == 0) {
                 ucoll_list_del(&op->link);
+                op->req->u.coll.withdraw = NULL;
                 ucoll__req_complete(op->req, op->error);
                 op_free(op);
             }
@@ -634,6 +678,8 @@ static int hier_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
         }
     }
     op->nsteps = op->pending = n;
+    req->u.coll.withdraw = hier_withdraw;
+    req->u.coll.withdraw_arg = op;
     ucoll_list_add_tail(&h->ops, &op->link);
     drive(h);
     return UCOLL_OK;

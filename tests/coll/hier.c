@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int rank = -1, failures;
 
@@ -188,6 +189,51 @@ static void nonblocking(ucoll_comm_t *comm, ucoll_comm_t *other, int salt)
     free(all);
 }
 
+/* "timeout" mode (run with UCOLL_TIMEOUT=2 and the two-level rows forced):
+ * rank 0 joins a large allreduce only once the others have timed out; their
+ * calls must be withdrawn, so its late part changes nothing in their
+ * buffers after their calls returned. */
+static void late_rank(ucoll_ctx_t *ctx, ucoll_comm_t *comm)
+{
+    int me = ucoll_comm_rank(comm);
+    size_t cnt = 70001;
+    int32_t *x = malloc(cnt * sizeof(int32_t)), *y = malloc(cnt * sizeof(int32_t));
+    int st;
+
+    for (size_t i = 0; i < cnt; i++) {
+        x[i] = me + 1;
+        y[i] = -1;
+    }
+    if (me == 0) {
+        sleep(6); /* the others time out at 2 s, and withdraw within 2 more */
+        st = ucoll_allreduce(x, y, cnt, UCOLL_INT32, UCOLL_SUM, comm);
+        printf("hier: rank 0 came late: %s\n", ucoll_strerror(st));
+        sleep(5); /* the others watch their buffers until about then */
+    } else {
+        int32_t *at_return = malloc(cnt * sizeof(int32_t));
+
+        st = ucoll_allreduce(x, y, cnt, UCOLL_INT32, UCOLL_SUM, comm);
+        CHECK(st == UCOLL_ERR_TIMEOUT, "allreduce without rank 0: %s", ucoll_strerror(st));
+        /* a leader may hold its node's partial sum by now: what matters is
+         * that nothing changes after the call returned */
+        memcpy(at_return, y, cnt * sizeof(int32_t));
+        for (int k = 0; k < 1200; k++) { /* 12 s: past rank 0's own call */
+            ucoll_progress(ctx);
+            usleep(10000);
+        }
+        for (size_t i = 0; i < cnt; i++) {
+            if (y[i] != at_return[i]) {
+                CHECK(0, "the timed-out allreduce wrote %d over %d into element %zu afterwards",
+                      y[i], at_return[i], i);
+                break;
+            }
+        }
+        free(at_return);
+    }
+    free(x);
+    free(y);
+}
+
 int main(int argc, char **argv)
 {
     ucoll_ctx_t *a = NULL, *b = NULL;
@@ -223,6 +269,16 @@ int main(int argc, char **argv)
         return 1;
     }
     wb = ucoll_comm_world(b);
+    if (argc > 3 && strcmp(argv[3], "timeout") == 0) {
+        late_rank(b, wb);
+        ucoll_finalize(b);
+        ucoll_finalize(a);
+        if (failures) {
+            return 1;
+        }
+        printf("hier: rank %d of %d ok\n", rank, n);
+        return 0;
+    }
     for (int rep = 0; rep < 2; rep++) {
         blocking(wb, rep);
     }

@@ -38,6 +38,15 @@ run 8 block 4 "${forced[@]}"
 # many chunks (64, the most) of the large calls, several calls in flight
 run 5 cyclic 2 "${forced[@]}" UCOLL_SEGMENT_SIZE=4096
 run 6 block 2 "${forced[@]}" UCOLL_SEGMENT_SIZE=65536 UCX_TLS=tcp,self
+# a timed-out two-level allreduce is withdrawn: rank 0, arriving late,
+# changes nothing in the others' buffers after their calls returned
+if env UCOLL_ALLREDUCE_ALGO=hier UCOLL_TIMEOUT=2 UCOLL_WAIT=block \
+    "$ucollrun" -n 4 --timeout 90 "$hier" block 2 timeout >"$log" 2>&1 &&
+    [ "$(grep -c ' ok$' "$log")" = 4 ]; then
+    echo "ok: -n 4 block 2 timeout"
+else
+    echo "FAIL: -n 4 block 2 timeout"; grep -v " debug " "$log" | tail -20; fail=1
+fi
 # the model's own choice: two levels for the large allreduce
 run 4 block 2 UCOLL_WAIT=block UCOLL_LOG_LEVEL=debug &&
     if ! grep -q "allreduce: hier (model" "$log"; then
