@@ -14,7 +14,8 @@ unset PMIX_NAMESPACE PMIX_RANK PMIX_SERVER_URI4 PMIX_SERVER_URI41 PMIX_SERVER_UR
       PMIX_SERVER_URI2 PMIX_SERVER_URI21 OMPI_COMM_WORLD_RANK
 export MASTER_ADDR=127.0.0.1 UCOLL_BOOTSTRAP_TIMEOUT=${UCOLL_BOOTSTRAP_TIMEOUT:-30}
 fail=0
-port() { echo $((30000 + RANDOM % 20000)); }
+# a free port below the ephemeral range (tests/free_port.py)
+port() { /usr/bin/python3 "$(dirname "$0")/../free_port.py"; }
 
 # start RANK=r WORLD_SIZE=size for each "r:size" argument; wait for all;
 # outputs in $tmp/out.r (index of the argument), exit codes in $tmp/rc.i

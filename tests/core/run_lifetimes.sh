@@ -25,7 +25,7 @@ if [ "$launcher" = env ]; then
     unset PMIX_NAMESPACE PMIX_RANK PMIX_SERVER_URI4 PMIX_SERVER_URI41 PMIX_SERVER_URI3 \
           PMIX_SERVER_URI2 PMIX_SERVER_URI21 OMPI_COMM_WORLD_RANK
     export MASTER_ADDR=127.0.0.1 WORLD_SIZE="$np" UCOLL_BOOTSTRAP_TIMEOUT=30
-    UCOLL_BOOTSTRAP_PORT=$((30000 + $$ % 20000))
+    UCOLL_BOOTSTRAP_PORT=$(/usr/bin/python3 "$(dirname "$0")/../free_port.py")
     export UCOLL_BOOTSTRAP_PORT
     tmp=$(mktemp -d)
     r=1
