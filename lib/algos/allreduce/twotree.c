@@ -25,20 +25,15 @@
 #include "algos/bcast/bcast.h"
 #include "algos/reduce/reduce.h"
 
+/* The reduce up the two trees, then the broadcast down them, which costs
+ * what the reduce costs without its reductions. */
 static double twotree_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
                            const ucoll_model_t *m)
 {
-    size_t seg, n;
-    double sb;
+    ucoll_model_t down = *m;
 
-    if (p == 1 || a->count == 0) {
-        return 0;
-    }
-    seg = ucoll__twotree_seg_elems(a, prm, p);
-    n = (a->count + seg - 1) / seg;
-    sb = (double)UCOLL_MIN(seg, a->count) * a->esize;
-    return (4 * ucoll__ceil_log2(p) + 2 * (double)n - 2) * (m->alpha + sb * m->beta) +
-           (ucoll__ceil_log2(p) + (double)n) * sb * m->gamma;
+    down.gamma = 0;
+    return ucoll__twotree_reduce_cost(a, p, prm, m) + ucoll__twotree_reduce_cost(a, p, prm, &down);
 }
 
 static int twotree_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
