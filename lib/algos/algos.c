@@ -829,7 +829,7 @@ err_sched:
  * this rank (out of memory here, no algorithm): the arguments were checked
  * alike everywhere, so the other members took it, and this rank's next
  * call must pair with their next one, not with this one. */
-static void coll_seq_skip(ucoll_comm_t *comm)
+void ucoll__coll_seq_skip(ucoll_comm_t *comm)
 {
     comm->coll_seq = (comm->coll_seq >= UCOLL_TAG_UB) ? 0 : comm->coll_seq + 1;
 }
@@ -842,7 +842,7 @@ int ucoll__coll_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_
 
     req = ucoll__req_alloc(comm->ctx, UCOLL_REQ_COLL);
     if (req == NULL) {
-        coll_seq_skip(comm);
+        ucoll__coll_seq_skip(comm);
         return UCOLL_ERR_NOMEM;
     }
     req->user = 1;
@@ -864,7 +864,7 @@ int ucoll__coll_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_
 
 err_req:
     if (!deferred) {
-        coll_seq_skip(comm);
+        ucoll__coll_seq_skip(comm);
     }
     ucoll_debug("%s could not start here: %s; its sequence number is spent",
                 ucoll__coll_name(a->coll), ucoll_strerror(st));

@@ -144,6 +144,9 @@ int ucoll__algo_explain(ucoll_comm_t *comm, const ucoll_coll_args_t *a, FILE *f)
 /* Build and start a collective: select, build the schedule, start it, and
  * hand back the request. Used by every ucoll_i<op> entry point. */
 int ucoll__coll_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_t **req_p);
+/* Spend comm's next sequence number without a call: a call that cannot
+ * start here, while the other members started theirs. */
+void ucoll__coll_seq_skip(ucoll_comm_t *comm);
 /* Start the call a for req under sequence number tag (from the schedule
  * cache, or selecting and building); the part of ucoll__coll_start after
  * the sequence number is taken, also used for calls that waited for the

@@ -446,9 +446,8 @@ static void step_start(hier_step_t *st)
         /* the call failed here (or was withdrawn): this level starts
          * nothing, but its sequence number is spent, as the other members
          * spent theirs, so that the communicator's next calls pair up */
-        ucoll_comm_t *c = st->which == HIER_NODE ? op->comm->hier->node : op->comm->hier->leaders;
-
-        c->coll_seq = c->coll_seq >= UCOLL_TAG_UB ? 0 : c->coll_seq + 1;
+        ucoll__coll_seq_skip(st->which == HIER_NODE ? op->comm->hier->node
+                                                    : op->comm->hier->leaders);
     }
     if (op->error == UCOLL_OK) {
         /* the chunk: its elements of every vector (one chunk: the call) */
