@@ -23,13 +23,24 @@
  *      server is shut down under them (PMIx 4.2 must not watch them die,
  *      see ucr_server_fini), and they get SIGTERM (or the forwarded
  *      signal), then SIGKILL after a grace period.
+ *      With --enable-recovery a rank's own failure (non-zero exit, signal,
+ *      exit without PMIx_Finalize) is reported the same way but ends only
+ *      that rank: the others are not signalled and the PMIx server stays
+ *      up for them (their PMIx_Finalize is acknowledged as usual; a fence
+ *      the dead rank never joined ends in an error for them). PMIx_Abort,
+ *      a timeout and a signal to the launcher still end the whole job.
  *   6. when the launcher's own stdout or stderr reader goes away, the
  *      ranks' pipes are closed, so they get SIGPIPE like any pipeline.
+ *   7. once every rank has been reaped, the PMIx server is shut down (with
+ *      a deadline, see ucr_server_fini) and the directory removed.
  *
  * Exit status: 0 when every rank exited 0; otherwise the failing rank's
  * exit status, 128+signal for a signal, the abort status (or 1) for
- * PMIx_Abort, 124 for a timeout, 1 for launcher errors, 2 for usage errors,
- * 126/127 for a program that cannot be run or found.
+ * PMIx_Abort, 1 for an exit without PMIx_Finalize, 124 for a timeout, 1 for
+ * launcher errors, 2 for usage errors, 126/127 for a program that cannot be
+ * run or found. With --enable-recovery several failures can happen: the
+ * status is that of the first one (also when a later timeout, abort or
+ * signal ends the job).
  */
 #include "ucollrun.h"
 
@@ -70,6 +81,7 @@ typedef struct ucr_opts {
     bool tag_output;
     bool bind_core;
     bool report_bindings;
+    bool recovery;  /* --enable-recovery: a failed rank does not end the job */
     double timeout; /* seconds; 0: none */
     char **xvars;   /* -x arguments, in order */
     int nxvars;
@@ -104,10 +116,10 @@ typedef struct ucr_job {
     ucr_server_t srv;
     hwloc_topology_t topo;    /* NULL unless binding or reporting */
     struct timespec deadline; /* --timeout, valid when opts->timeout > 0 */
-    bool ending;              /* the job failed; ranks are being stopped */
+    bool ending;              /* the job ends; ranks are being stopped */
     bool killed;              /* SIGKILL sent */
     struct timespec kill_at;  /* when ending: SIGKILL the survivors */
-    int exit_code;
+    int exit_code;            /* of the first failure; 0 while none */
 } ucr_job_t;
 
 /* ---- options ------------------------------------------------------------ */
@@ -125,24 +137,29 @@ static void usage(FILE *f)
             "  --bind-to core|none    bind ranks round-robin to cores (default none)\n"
             "  --report-bindings      print each rank's binding on stderr\n"
             "  --timeout SECONDS      kill the job if it runs longer (exit status 124)\n"
+            "  --enable-recovery      let the other ranks run on when a rank fails\n"
             "  -h, --help             this help\n"
             "\n"
             "Ranks read stdin from /dev/null. When a rank fails (non-zero exit, signal,\n"
             "PMIx_Abort, or exit without PMIx_Finalize after PMIx_Init) the others are\n"
-            "killed and " UCR_NAME " exits non-zero.\n",
+            "killed and " UCR_NAME " exits non-zero. With --enable-recovery only\n"
+            "PMIx_Abort, --timeout and signals to " UCR_NAME " end the whole job; other\n"
+            "failures are reported, the remaining ranks run to their end, and the exit\n"
+            "status is that of the first failure.\n",
             UCR_MAX_PROCS);
 }
 
 /* Returns 0, or UCR_EXIT_USAGE after printing why; -1 for --help. */
 static int parse_opts(int argc, char **argv, ucr_opts_t *opts)
 {
-    enum { OPT_TAG = 256, OPT_BIND, OPT_REPORT, OPT_TIMEOUT };
+    enum { OPT_TAG = 256, OPT_BIND, OPT_REPORT, OPT_TIMEOUT, OPT_RECOVERY };
     static const struct option longopts[] = {
         {"np", required_argument, NULL, 'n'},
         {"tag-output", no_argument, NULL, OPT_TAG},
         {"bind-to", required_argument, NULL, OPT_BIND},
         {"report-bindings", no_argument, NULL, OPT_REPORT},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"enable-recovery", no_argument, NULL, OPT_RECOVERY},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -188,6 +205,7 @@ static int parse_opts(int argc, char **argv, ucr_opts_t *opts)
             }
             break;
         case OPT_REPORT: opts->report_bindings = true; break;
+        case OPT_RECOVERY: opts->recovery = true; break;
         case OPT_TIMEOUT:
             errno = 0;
             opts->timeout = strtod(optarg, &end);
@@ -351,7 +369,8 @@ static void signal_ranks(ucr_job_t *job, int sig)
 
 /*
  * The job failed with exit_code: stop the ranks with sig now and SIGKILL
- * after the grace period. Only the first failure counts.
+ * after the grace period. Only the first failure counts (with
+ * --enable-recovery, a rank may have failed before).
  *
  * The PMIx server goes first, so that it never watches the ranks die
  * together (see ucr_server_fini). The ranks are stopped meanwhile: they
@@ -363,7 +382,9 @@ static void job_fail(ucr_job_t *job, int exit_code, int sig)
         return;
     }
     job->ending = true;
-    job->exit_code = exit_code;
+    if (0 == job->exit_code) {
+        job->exit_code = exit_code;
+    }
     signal_ranks(job, SIGSTOP); /* nobody runs on without the server */
     /* PMIx 4.2 can deadlock when its finalize races with work its thread
      * is still doing for a rank that just died (lost connection, failed
@@ -374,6 +395,24 @@ static void job_fail(ucr_job_t *job, int exit_code, int sig)
     signal_ranks(job, sig);
     signal_ranks(job, SIGCONT);
     job->kill_at = now_plus_ms(UCR_KILL_GRACE_MS);
+}
+
+/*
+ * A rank failed on its own (already reported): end the job, or with
+ * --enable-recovery only remember the first failure. The others then run
+ * on under the PMIx server, which saw the rank's connection go: PMIx 4.2
+ * ends the fences the rank had not joined with an error for the others
+ * (PMIX_ERR_PARTIAL_SUCCESS) and acknowledges their finalize as usual.
+ * Should a death still upset PMIx's thread (see ucollrun.h), the
+ * shutdown's deadline and --timeout bound what it costs.
+ */
+static void rank_failed(ucr_job_t *job, int exit_code)
+{
+    if (!job->opts->recovery) {
+        job_fail(job, exit_code, SIGTERM);
+    } else if (0 == job->exit_code) {
+        job->exit_code = exit_code;
+    }
 }
 
 /* ---- main loop handlers ------------------------------------------------- */
@@ -431,10 +470,10 @@ static void rank_exited(ucr_job_t *job, int r, int status)
         fprintf(stderr, UCR_NAME ": rank %d killed by signal %s%s\n", r,
                 ucr_signame(WTERMSIG(status), name, sizeof(name)),
                 WCOREDUMP(status) ? " (core dumped)" : "");
-        job_fail(job, 128 + WTERMSIG(status), SIGTERM);
+        rank_failed(job, 128 + WTERMSIG(status));
     } else if (0 != WEXITSTATUS(status)) {
         fprintf(stderr, UCR_NAME ": rank %d exited with status %d\n", r, WEXITSTATUS(status));
-        job_fail(job, WEXITSTATUS(status), SIGTERM);
+        rank_failed(job, WEXITSTATUS(status));
     } else if (rank->connected && !rank->finalized) {
         /* its peers may wait for it forever in a collective; but its
          * finalize may still be on its way (see UCR_FINALIZE_GRACE_MS) */
@@ -485,7 +524,9 @@ static void check_timers(ucr_job_t *job)
         if (job->ranks[r].unfinalized_exit && 0 == ms_until(&job->ranks[r].verdict_at)) {
             fprintf(stderr,
                     UCR_NAME ": rank %d exited with status 0 without calling PMIx_Finalize\n", r);
-            job_fail(job, 1, SIGTERM);
+            job->ranks[r].unfinalized_exit = false;
+            --job->npending;
+            rank_failed(job, 1);
         }
     }
     if (job->ending && !job->killed && 0 == ms_until(&job->kill_at)) {

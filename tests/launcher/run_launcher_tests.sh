@@ -193,6 +193,66 @@ check "a one-rank job fails the same way" \
 run -n 4 "$PROG_FAIL" ok
 check "prog_fail ok: no failure, exit 0" test $rc -eq 0 -a "$(grep -c 'done$' "$OUT")" -eq 4
 
+# ---- --enable-recovery ------------------------------------------------------
+
+# without the option, the ranks that would have outlived the victim are killed
+run -n 4 "$PROG_FAIL" --sleep exit
+check "without --enable-recovery a failed rank still ends the others" \
+    test $rc -eq 3 -a $dur -lt 20 -a "$(grep -c 'done' "$OUT")" -eq 0 -a \
+    "$(grep -c '^ucollrun: rank 1 exited with status 3$' "$ERR")" -eq 1
+
+# the survivors outlive the victim by 1 s and finalize: the server is still
+# there for them (finalize acknowledged), and shuts down cleanly at the end
+# (only the failure's own line on stderr, no warning)
+survivors="prog_fail rank=0 done finalize=SUCCESS|prog_fail rank=2 done finalize=SUCCESS|prog_fail rank=3 done finalize=SUCCESS|"
+run -n 4 --enable-recovery "$PROG_FAIL" --sleep exit
+check "--enable-recovery: a rank exiting 3 is reported, the others finish, exit status 3" \
+    test $rc -eq 3 -a $dur -lt 20 -a "$(grep 'done' "$OUT" | sort | tr '\n' '|')" = "$survivors" -a \
+    "$(grep -c '^ucollrun: rank 1 exited with status 3$' "$ERR")" -eq 1 -a \
+    "$(grep -c '^ucollrun:' "$ERR")" -eq 1
+
+run -n 4 --enable-recovery "$PROG_FAIL" --sleep kill
+check "--enable-recovery: a rank killed by SIGKILL is reported, the others finish, exit status 137" \
+    test $rc -eq 137 -a $dur -lt 20 -a "$(grep 'done' "$OUT" | sort | tr '\n' '|')" = "$survivors" -a \
+    "$(grep -c '^ucollrun: rank 1 killed by signal SIGKILL$' "$ERR")" -eq 1 -a \
+    "$(grep -c '^ucollrun:' "$ERR")" -eq 1
+
+run -n 4 --enable-recovery "$PROG_FAIL" --sleep nofinalize 0
+check "--enable-recovery: an exit 0 without PMIx_Finalize is a failure (status 1) that ends only that rank" \
+    test $rc -eq 1 -a $dur -lt 20 -a "$(grep -c 'done finalize=SUCCESS$' "$OUT")" -eq 3 -a \
+    "$(grep -c '^ucollrun: rank 0 exited with status 0 without calling PMIx_Finalize$' "$ERR")" -eq 1 -a \
+    "$(grep -c '^ucollrun:' "$ERR")" -eq 1
+
+# the others wait in a fence the victim never joins: PMIx ends it in an
+# error for them once the victim's connection is gone
+run -n 4 --enable-recovery "$PROG_FAIL" exit
+check "--enable-recovery: a fence the failed rank never joined ends, the others finish" \
+    test $rc -eq 3 -a $dur -lt 20 -a "$(grep -c 'done$' "$OUT")" -eq 3 -a \
+    "$(grep -c '^ucollrun:' "$ERR")" -eq 1
+
+run -n 4 --enable-recovery "$PROG_FAIL" --sleep ok
+check "--enable-recovery without a failure: exit 0" \
+    test $rc -eq 0 -a "$(grep -c 'done finalize=SUCCESS$' "$OUT")" -eq 4 -a ! -s "$ERR"
+
+run -n 4 --enable-recovery "$PROG_FAIL" abort 2
+check "--enable-recovery: PMIx_Abort still ends the whole job" \
+    test $rc -eq 5 -a $dur -lt 20 -a "$(grep -c 'done' "$OUT")" -eq 0 -a \
+    "$(grep -c '^ucollrun: rank 2 called abort (status 5): prog_fail abort from rank 2$' "$ERR")" -eq 1
+
+run -n 4 --enable-recovery --timeout 2 "$PROG_FAIL" hang
+check "--enable-recovery: --timeout still kills a hung job with status 124" \
+    test $rc -eq 124 -a $dur -lt 20 -a \
+    "$(grep -c '^ucollrun: job timed out after 2 s; killing 4 ranks$' "$ERR")" -eq 1
+
+# rank 1 fails, rank 2 hangs: the timeout kills rank 2, the status stays the
+# first failure's
+run -n 4 --enable-recovery --timeout 2 \
+    sh -c 'case $PMIX_RANK in 1) exit 3 ;; 2) exec sleep 30 ;; esac; echo "rank $PMIX_RANK done"'
+check "--enable-recovery: a survivor hanging after a failure is killed at the timeout, status of the first failure" \
+    test $rc -eq 3 -a $dur -lt 20 -a "$(grep -c 'done$' "$OUT")" -eq 2 -a \
+    "$(grep -c '^ucollrun: rank 1 exited with status 3$' "$ERR")" -eq 1 -a \
+    "$(grep -c '^ucollrun: job timed out after 2 s; killing 1 ranks$' "$ERR")" -eq 1
+
 # SIGINT and SIGTERM to the launcher reach the ranks. A background job of a
 # script starts with SIGINT ignored; env --default-signal undoes that.
 for sig in INT TERM; do
