@@ -52,8 +52,19 @@ struct ucoll_comm {
     int hier_able;
     int nodes, node_max; /* when hier_able: nodes, members of the largest */
     struct ucoll_hier *hier;
+    /* an internal communicator (lib/algos/hier.c): the one whose calls it
+     * serves; NULL otherwise. A failure of any member of the parent ends
+     * the internal one's collectives too: they are parts of the parent's. */
+    struct ucoll_comm *parent;
     ucoll_list_t link; /* in ctx->comms */
 };
+
+/* The communicator whose members a collective on comm depends on: comm,
+ * or for an internal one its parent. */
+static inline const struct ucoll_comm *ucoll__comm_scope(const struct ucoll_comm *comm)
+{
+    return comm->parent ? comm->parent : comm;
+}
 
 /* World rank of rank r of comm. */
 static inline int ucoll__comm_world_rank(const ucoll_comm_t *comm, int r)

@@ -21,6 +21,7 @@
 #include "progress/shm.h"
 #include "topo.h"
 #include "progress/request.h"
+#include "transport/net.h"
 #include "dtype.h"
 
 #include <errno.h>
@@ -840,6 +841,12 @@ int ucoll__coll_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_
     uint32_t tag;
     int st, deferred = 0;
 
+    if (ucoll_unlikely(comm->ctx->net->comm_failed && comm->ctx->net->comm_failed(comm))) {
+        /* a member has failed: no collective on comm can complete, on any
+         * live member (see ucoll.h) */
+        ucoll__coll_seq_skip(comm);
+        return UCOLL_ERR_PEER;
+    }
     req = ucoll__req_alloc(comm->ctx, UCOLL_REQ_COLL);
     if (req == NULL) {
         ucoll__coll_seq_skip(comm);

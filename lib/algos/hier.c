@@ -175,6 +175,7 @@ static int hier_make(ucoll_comm_t *comm, ucoll_hier_t **h_p)
         if (st != UCOLL_OK) {
             goto out;
         }
+        h->node->parent = comm;
     }
     if (h->node_lrank[comm->rank] == 0) {
         int k = 0;
@@ -188,6 +189,7 @@ static int hier_make(ucoll_comm_t *comm, ucoll_hier_t **h_p)
         if (st != UCOLL_OK) {
             goto out;
         }
+        h->leaders->parent = comm;
     }
     ucoll_debug("comm %u: two levels, %d nodes, this node %d of %d members, %s", comm->id, nn,
                 h->mynode, h->node->size, h->contiguous ? "contiguous" : "interleaved");

@@ -46,6 +46,7 @@
 #include "progress/match.h"
 #include "transport/net.h"
 #include "progress/request.h"
+#include "progress/sched.h"
 #include "transport/rcache.h"
 #include "transport/ucx.h"
 #include "transport/wire.h"
@@ -970,8 +971,31 @@ static int am_msg_cb(void *arg, const void *header, size_t header_length, void *
     return am_msg_slow(p, &m);
 }
 
-/* UCOLL_AM_CTL: returned credits, or the receiver's answer to an
- * announcement (CTS: post the tagged send; FIN: the get is done). */
+/* Rank src reports job rank world failed. The report is believed (ranks
+ * fail by stopping, not by lying): world is failed here too, which tells
+ * every other live rank in turn (on_peer_failure). A report that names
+ * this rank means src can no longer reach it: src is as good as failed
+ * to this rank, so that neither side waits for the other. */
+static void peer_reported_down(ucoll_p2p_t *p, int src, int world)
+{
+    ucoll_ctx_t *ctx = p->ctx;
+
+    if (world == ctx->rank) {
+        if (!ucoll__tl_failed(ctx, src)) {
+            ucoll_warn("rank %d reports this rank failed: treating rank %d as failed", src, src);
+            ucoll__tl_set_failed(ctx, src, UCOLL_ERR_PEER);
+        }
+        return;
+    }
+    if (!ucoll__tl_failed(ctx, world)) {
+        ucoll_debug("rank %d reports rank %d failed", src, world);
+        ucoll__tl_set_failed(ctx, world, UCOLL_ERR_PEER);
+    }
+}
+
+/* UCOLL_AM_CTL: returned credits, the receiver's answer to an
+ * announcement (CTS: post the tagged send; FIN: the get is done), or a
+ * failure report (DOWN). */
 static int am_ctl_cb(void *arg, const void *header, size_t header_length, void *data, size_t length,
                      int rndv)
 {
@@ -992,7 +1016,7 @@ static int am_ctl_cb(void *arg, const void *header, size_t header_length, void *
         ctl.credits > ctx->cfg.eager_credits - p->peers[ctl.src_world].credits) {
         ret = UCOLL_WIRE_ECREDITS;
     }
-    if (ret == UCOLL_WIRE_OK && ctl.type != UCOLL_CTL_CREDIT) {
+    if (ret == UCOLL_WIRE_OK && (ctl.type == UCOLL_CTL_CTS || ctl.type == UCOLL_CTL_FIN)) {
         ret = handle_find(p, &ctl, &req);
     }
     if (ret != UCOLL_WIRE_OK) {
@@ -1001,6 +1025,10 @@ static int am_ctl_cb(void *arg, const void *header, size_t header_length, void *
     }
     peer = &p->peers[ctl.src_world];
     peer->credits += ctl.credits;
+    if (ctl.type == UCOLL_CTL_DOWN) {
+        peer_reported_down(p, (int)ctl.src_world, (int)ctl.seq);
+        return 0;
+    }
     if (req == NULL) {
         return 0; /* CREDIT, or an answer to a send that failed meanwhile */
     }
@@ -1110,6 +1138,21 @@ static void on_peer_failure(ucoll_ctx_t *ctx, int rank, int status)
         req = ucoll_list_first(&fail, ucoll_req_t, link);
         ucoll_list_del(&req->link);
         ucoll__req_complete(req, UCOLL_ERR_PEER);
+    }
+    /* the collectives of every communicator holding the rank can no longer
+     * complete, also on ranks that never talk to it: they end here (the
+     * executor's runs; shared-memory ops see the failure themselves), and
+     * every live rank hears of it, once from each rank that learns it (a
+     * reliable broadcast: a report still goes round if its first teller
+     * dies while telling). Not while finalizing: ranks that leave then
+     * close their endpoints, which is no news to anyone. */
+    ucoll__exec_peer_failed(ctx, rank);
+    if (!ctx->finalizing && !p->closed && rank != ctx->rank) {
+        for (int w = 0; w < ctx->size; w++) {
+            if (w != ctx->rank && w != rank && !ucoll__tl_failed(ctx, w)) {
+                send_ctl(p, w, UCOLL_CTL_DOWN, 0, (uint32_t)rank, UCOLL_OK);
+            }
+        }
     }
 }
 
@@ -1586,11 +1629,19 @@ static void net_cancel(ucoll_comm_t *comm, int tag, int status)
     }
 }
 
+static int net_comm_failed(const ucoll_comm_t *comm)
+{
+    ucoll_p2p_t *p = comm->ctx->p2p;
+
+    return p != NULL && p->nfailed != 0 && comm_has_failed(p, ucoll__comm_scope(comm), -1);
+}
+
 const ucoll_net_ops_t ucoll__net_ucx = {
     .name = "ucx",
     .isend = net_isend,
     .irecv = net_irecv,
     .cancel = net_cancel,
+    .comm_failed = net_comm_failed,
     .progress = p2p_progress,
 };
 

@@ -130,6 +130,7 @@ struct ucoll_run {
     uint32_t ndone;          /* nodes completed */
     int inflight;            /* posted, not yet called back */
     int error;
+    int cancelled; /* after an error: what is in flight has been withdrawn */
     int on_ready;
     int running;
 };
@@ -1125,6 +1126,17 @@ static void run_advance(ucoll_run_t *run)
             node_done(run, x);
         }
     }
+    if (run->error != UCOLL_OK && run->inflight && !run->cancelled) {
+        /* the run cannot succeed: what it still waits for (a receive from
+         * a live peer that has given up the call too, say) is withdrawn,
+         * so that it ends now rather than when that would have come */
+        const ucoll_net_ops_t *net = run->s->ctx->net;
+
+        run->cancelled = 1;
+        if (net->cancel) {
+            net->cancel(run->s->comm, run->tag, run->error);
+        }
+    }
     run->running = 0;
     if (run->ndone == run->s->nnodes || (run->error != UCOLL_OK && run->inflight == 0)) {
         run_finish(run);
@@ -1193,7 +1205,11 @@ int ucoll__sched_run(ucoll_sched_t *s, ucoll_req_t *req, const void *sbuf, const
     s->refs++;
     run->req = req;
     run->tag = tag;
-    run->error = UCOLL_OK;
+    /* a member has failed: the call ends with that, starting nothing (the
+     * other live members end theirs alike) */
+    run->error = s->ctx->net->comm_failed && s->ctx->net->comm_failed(s->comm) ? UCOLL_ERR_PEER
+                                                                                : UCOLL_OK;
+    run->cancelled = 0;
     run->inflight = 0;
     run->ndone = 0;
     run->qhead = run->qtail = 0;
@@ -1246,7 +1262,8 @@ int ucoll__sched_cancel(ucoll_req_t *req, int status)
     if (run->error == UCOLL_OK) {
         run->error = status;
     }
-    if (run->inflight && net->cancel) {
+    if (run->inflight && !run->cancelled && net->cancel) {
+        run->cancelled = 1;
         net->cancel(run->s->comm, run->tag, status);
     }
     run_queue_ready(run);
@@ -1266,6 +1283,32 @@ int ucoll__exec_comm_busy(const ucoll_comm_t *comm)
         }
     }
     return 0;
+}
+
+void ucoll__exec_peer_failed(ucoll_ctx_t *ctx, int world)
+{
+    ucoll_exec_t *ex = ctx->exec;
+    ucoll_list_t *pos;
+
+    if (ex == NULL) {
+        return;
+    }
+    ucoll_list_for_each(pos, &ex->active)
+    {
+        ucoll_run_t *run = ucoll_container_of(pos, ucoll_run_t, alink);
+        const ucoll_comm_t *scope = ucoll__comm_scope(run->s->comm);
+
+        if (run->error != UCOLL_OK) {
+            continue;
+        }
+        for (int r = 0; r < scope->size; r++) {
+            if (ucoll__comm_world_rank(scope, r) == world) {
+                run->error = UCOLL_ERR_PEER; /* withdrawn by run_advance */
+                run_queue_ready(run);
+                break;
+            }
+        }
+    }
 }
 
 int ucoll__exec_progress(ucoll_ctx_t *ctx)

@@ -153,6 +153,12 @@ int ucoll__coll_wait_blocking(ucoll_req_t *req);
  * has not finished. */
 int ucoll__exec_comm_busy(const ucoll_comm_t *comm);
 
+/* Job rank world has failed: every run on a communicator that holds it
+ * (itself or through its parent, ucoll__comm_scope) fails with
+ * UCOLL_ERR_PEER, its operations in flight withdrawn, at the next
+ * progress, whether or not the run talks to world. */
+void ucoll__exec_peer_failed(ucoll_ctx_t *ctx, int world);
+
 /* Run ready schedules; called by ucoll_progress. Returns work done. */
 int ucoll__exec_progress(ucoll_ctx_t *ctx);
 /* Whether schedules are ready to advance: the executor's state starts with

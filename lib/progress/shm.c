@@ -268,13 +268,17 @@ void ucoll__shm_op_start(ucoll_shm_op_t *op)
     }
 }
 
-/* A member the liveness watch (or an endpoint error) has reported dead. */
+/* A member the liveness watch, an endpoint error or another rank's report
+ * (lib/progress/p2p.c, DOWN) has found dead. */
 static int member_failed(const ucoll_shm_t *sh)
 {
-    ucoll_ctx_t *ctx = sh->comm->ctx;
+    const ucoll_comm_t *scope = ucoll__comm_scope(sh->comm);
+    ucoll_ctx_t *ctx = scope->ctx;
 
-    for (int r = 0; r < sh->p; r++) {
-        if (r != sh->rank && ucoll__tl_failed(ctx, ucoll__comm_world_rank(sh->comm, r))) {
+    /* of an internal communicator: any member of its parent, because the
+     * parent's call that this op is part of has failed everywhere else */
+    for (int r = 0; r < scope->size; r++) {
+        if (r != scope->rank && ucoll__tl_failed(ctx, ucoll__comm_world_rank(scope, r))) {
             return 1;
         }
     }

@@ -35,6 +35,10 @@ typedef struct ucoll_net_ops {
      * it had not started and otherwise when the network has let go of its
      * buffer; nothing is written to the buffer after that callback. */
     void (*cancel)(ucoll_comm_t *comm, int tag, int status);
+    /* Optional (NULL where no rank fails): whether a member of
+     * ucoll__comm_scope(comm) has failed, so that no collective on comm can
+     * complete. Cheap while no rank of the job has failed. */
+    int (*comm_failed)(const ucoll_comm_t *comm);
     /* Drive the network once; returns the number of events processed. */
     int (*progress)(ucoll_ctx_t *ctx);
     /* Optional (NULL for real networks): told of the local work a schedule

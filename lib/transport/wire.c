@@ -129,7 +129,7 @@ int ucoll__wire_decode_ctl(const void *header, size_t header_length, const void 
         return UCOLL_WIRE_ESIZE;
     }
     memcpy(&ctl, header, sizeof(ctl));
-    if (ctl.type > UCOLL_CTL_CREDIT) {
+    if (ctl.type > UCOLL_CTL_DOWN) {
         return UCOLL_WIRE_EPROTO;
     }
     if (ctl.pad != 0) {
@@ -138,7 +138,17 @@ int ucoll__wire_decode_ctl(const void *header, size_t header_length, const void 
     if (ctl.src_world >= world_size) {
         return UCOLL_WIRE_ERANK;
     }
-    if (ctl.type == UCOLL_CTL_CREDIT) {
+    if (ctl.type == UCOLL_CTL_DOWN) {
+        if (ctl.cookie != 0) {
+            return UCOLL_WIRE_ECOOKIE;
+        }
+        if (ctl.seq >= world_size || ctl.seq == ctl.src_world) {
+            return UCOLL_WIRE_ERANK;
+        }
+        if (ctl.status != UCOLL_OK) {
+            return UCOLL_WIRE_ESTATUS;
+        }
+    } else if (ctl.type == UCOLL_CTL_CREDIT) {
         if (ctl.cookie != 0 || ctl.seq != 0) {
             return UCOLL_WIRE_ECOOKIE;
         }

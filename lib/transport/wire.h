@@ -19,7 +19,11 @@
  *             answers FIN, also when the get (or unpacking the rkey) fails:
  *             then with that status, so that the sender stops waiting and
  *             unpins its buffer
- * UCOLL_AM_CTL carries wire_ctl_t: CTS, FIN, or a batch of returned credits.
+ * UCOLL_AM_CTL carries wire_ctl_t: CTS, FIN, a batch of returned credits, or
+ * DOWN: the sender has found job rank `seq` failed (its own endpoint's
+ * error, the liveness watch, or another rank's DOWN), and tells every live
+ * rank once, so that a failure reaches ranks that never talk to the dead
+ * one (the collectives of every communicator holding it then fail).
  *
  * Every MSG carries the sender's sequence number for the (sender, receiver)
  * pair: the receiver hands messages to matching strictly in that order, so
@@ -34,7 +38,7 @@
 
 enum { UCOLL_PROTO_EAGER, UCOLL_PROTO_RNDV_AM, UCOLL_PROTO_RNDV_TAG, UCOLL_PROTO_RNDV_GET };
 
-enum { UCOLL_CTL_CTS, UCOLL_CTL_FIN, UCOLL_CTL_CREDIT };
+enum { UCOLL_CTL_CTS, UCOLL_CTL_FIN, UCOLL_CTL_CREDIT, UCOLL_CTL_DOWN };
 
 typedef struct {
     uint32_t ctx_id; /* communicator id * 2 + matching space */
@@ -61,7 +65,8 @@ typedef struct {
     uint32_t type; /* UCOLL_CTL_* */
     uint32_t src_world;
     uint32_t credits;
-    uint32_t seq;   /* CTS/FIN: seq of the message, checked with the cookie */
+    uint32_t seq;   /* CTS/FIN: seq of the message, checked with the cookie;
+                     * DOWN: the job rank found failed */
     int32_t status; /* CTS/FIN: UCOLL_OK; else the data was not taken, because
                      * the receive was too small (UCOLL_ERR_TRUNCATE: the send
                      * succeeds, as in MPI) or failed at the receiver
@@ -148,9 +153,10 @@ int ucoll__wire_decode_msg(const void *header, size_t header_length, void *data,
 /*
  * Decode a UCOLL_AM_CTL: header exactly wire_ctl_t, no data, not rndv, a
  * known type, src_world in [0, world_size), pad == 0; CREDIT with cookie,
- * seq and status 0; CTS and FIN with a cookie != 0 and status UCOLL_OK,
- * UCOLL_ERR_TRUNCATE, UCOLL_ERR_NOMEM or UCOLL_ERR_TRANSPORT. UCOLL_WIRE_OK
- * and *ctl_p filled, or the reason.
+ * seq and status 0; DOWN with cookie and status 0 and a seq in
+ * [0, world_size) other than src_world; CTS and FIN with a cookie != 0
+ * and status UCOLL_OK, UCOLL_ERR_TRUNCATE, UCOLL_ERR_NOMEM or
+ * UCOLL_ERR_TRANSPORT. UCOLL_WIRE_OK and *ctl_p filled, or the reason.
  */
 int ucoll__wire_decode_ctl(const void *header, size_t header_length, const void *data,
                            size_t length, int rndv, uint32_t world_size, wire_ctl_t *ctl_p);

@@ -184,6 +184,22 @@ static void raw_ctl(seed_t *s, unsigned type, unsigned src, unsigned credits, ui
     put(s, &ctl, sizeof(ctl));
 }
 
+/* A failure report from rank src: job rank failed is down. */
+static void raw_down(seed_t *s, unsigned src, unsigned failed)
+{
+    wire_ctl_t ctl;
+
+    memset(&ctl, 0, sizeof(ctl));
+    ctl.type = UCOLL_CTL_DOWN;
+    ctl.src_world = src;
+    ctl.seq = failed;
+    b1(s, FZ_CTL);
+    b1(s, 0);
+    b1(s, sizeof(ctl));
+    b1(s, 0);
+    put(s, &ctl, sizeof(ctl));
+}
+
 int main(int argc, char **argv)
 {
     seed_t s;
@@ -322,6 +338,17 @@ int main(int argc, char **argv)
     raw_ctl(&s, UCOLL_CTL_CREDIT, 1, 960, 0);
     answer(&s, 0, UCOLL_CTL_CTS, 0);
     op(&s, FZ_PROGRESS);
+    save(&s);
+
+    /* a failure report while operations wait on the rank it names, and
+     * one that names this rank (its sender is then failed) */
+    start(&s, cfg(0, 0, 0, 0, 0, 0));
+    recv_(&s, 0, 1, 1, 64);
+    send_(&s, 0, 1, 2, 3000);
+    raw_down(&s, 1, 2);
+    raw_down(&s, 2, 0);
+    op(&s, FZ_PROGRESS);
+    op(&s, FZ_REAP);
     save(&s);
 
     /* raw packets, valid, for the byte-level mutations */

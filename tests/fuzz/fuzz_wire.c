@@ -297,9 +297,19 @@ static void op_answer(run_t *r, input_t *in)
         return;
     }
     memset(&ctl, 0, sizeof(ctl));
-    ctl.type = type % 3;
+    ctl.type = type % 4;
     ctl.src_world = (uint32_t)rank;
-    if (ctl.type != UCOLL_CTL_CREDIT) {
+    if (ctl.type == UCOLL_CTL_DOWN) {
+        /* a failure report: about this rank or another, seldom (it
+         * ends every later operation with the rank named) */
+        if ((status & 7) != 0) {
+            return;
+        }
+        ctl.seq = (uint32_t)(at % r->ctx->size);
+        if (ctl.seq == ctl.src_world) {
+            return;
+        }
+    } else if (ctl.type != UCOLL_CTL_CREDIT) {
         ctl.seq = rts.h.seq;
         ctl.cookie = rts.cookie;
         /* every status a CTS/FIN may carry: taken, too small, failed */

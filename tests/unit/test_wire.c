@@ -260,7 +260,9 @@ static wire_ctl_t mkctl(int type)
     c.type = (uint32_t)type;
     c.src_world = 3;
     c.credits = 4096;
-    if (type != UCOLL_CTL_CREDIT) {
+    if (type == UCOLL_CTL_DOWN) {
+        c.seq = 5; /* the rank found failed */
+    } else if (type != UCOLL_CTL_CREDIT) {
         c.seq = 9;
         c.cookie = 0x200000001ull;
     }
@@ -279,6 +281,9 @@ static void test_ctl(void)
     EXPECT(ctl(&c, sizeof(c), 0, 0, NULL) == UCOLL_WIRE_OK);
     c = mkctl(UCOLL_CTL_CREDIT);
     EXPECT(ctl(&c, sizeof(c), 0, 0, NULL) == UCOLL_WIRE_OK);
+    c = mkctl(UCOLL_CTL_DOWN);
+    EXPECT(ctl(&c, sizeof(c), 0, 0, &out) == UCOLL_WIRE_OK);
+    EXPECT(out.seq == 5 && out.src_world == 3);
 
     /* lengths and the rendezvous flag */
     c = mkctl(UCOLL_CTL_CTS);
@@ -295,7 +300,7 @@ static void test_ctl(void)
     }
 
     /* fields */
-    c.type = UCOLL_CTL_CREDIT + 1;
+    c.type = UCOLL_CTL_DOWN + 1;
     EXPECT(ctl(&c, sizeof(c), 0, 0, NULL) == UCOLL_WIRE_EPROTO);
     c = mkctl(UCOLL_CTL_CTS);
     c.pad = 7;
@@ -330,6 +335,18 @@ static void test_ctl(void)
     c.status = UCOLL_ERR_TRUNCATE;
     EXPECT(ctl(&c, sizeof(c), 0, 0, NULL) == UCOLL_WIRE_ESTATUS);
     c.status = UCOLL_ERR_TRANSPORT;
+    EXPECT(ctl(&c, sizeof(c), 0, 0, NULL) == UCOLL_WIRE_ESTATUS);
+    /* DOWN names another rank of the job, and carries nothing else */
+    c = mkctl(UCOLL_CTL_DOWN);
+    c.seq = SIZE;
+    EXPECT(ctl(&c, sizeof(c), 0, 0, NULL) == UCOLL_WIRE_ERANK);
+    c.seq = c.src_world;
+    EXPECT(ctl(&c, sizeof(c), 0, 0, NULL) == UCOLL_WIRE_ERANK);
+    c = mkctl(UCOLL_CTL_DOWN);
+    c.cookie = 1;
+    EXPECT(ctl(&c, sizeof(c), 0, 0, NULL) == UCOLL_WIRE_ECOOKIE);
+    c = mkctl(UCOLL_CTL_DOWN);
+    c.status = UCOLL_ERR_PEER;
     EXPECT(ctl(&c, sizeof(c), 0, 0, NULL) == UCOLL_WIRE_ESTATUS);
 }
 
