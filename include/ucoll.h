@@ -207,7 +207,28 @@ int ucoll_waitall(size_t n, ucoll_req_t **reqs);
 /* Semantics follow MPI's: root-only arguments, UCOLL_IN_PLACE rules,
  * displacements in elements, rank order in gathered buffers, exscan leaves
  * rank 0's buffer untouched. Every rank calls the same collectives in the
- * same order. */
+ * same order.
+ *
+ * Peer failure. When a process of the job dies (or becomes unreachable),
+ * the first rank to notice tells every other live rank, and each of them
+ * tells the rest once (so the news survives the death of its teller). From
+ * then on, on every live rank:
+ *  - a collective in progress on a communicator that has the dead process
+ *    as a member ends with UCOLL_ERR_PEER, also where this rank never
+ *    exchanges data with it; its buffers are no longer written once the
+ *    call has returned (or its request completed). A rank that had
+ *    everything it needed before the death may return UCOLL_OK with the
+ *    right result instead (a bcast leaf, say): like MPI, failure is not
+ *    reported uniformly for a call already under way;
+ *  - a new collective on such a communicator fails at once with
+ *    UCOLL_ERR_PEER, with no communication;
+ *  - communicators without the dead process (split before the failure)
+ *    go on working, point-to-point between live ranks too.
+ * No UCOLL_TIMEOUT is needed for this: detection takes about 0.1 s on one
+ * node (liveness watch) and the time UCX takes to see a closed connection
+ * elsewhere. ucoll_finalize on the survivors then completes (under a
+ * launcher that lets them live on: ucollrun --enable-recovery, or Open
+ * MPI's mpirun --enable-recovery). */
 
 int ucoll_barrier(ucoll_comm_t *comm);
 int ucoll_bcast(void *buf, size_t count, ucoll_dtype_t dt, int root, ucoll_comm_t *comm);

@@ -22,6 +22,8 @@ if (($# > 0)); then algos=("$@"); else read -ra algos <<<"${all[$op]}"; fi
 var="UCOLL_${op^^}_ALGO"
 export UCOLL_WAIT=block UCOLL_SEGMENT_SIZE=${UCOLL_SEGMENT_SIZE:-4k}
 unset UCOLL_TIMEOUT
+xflags=(-x UCOLL_WAIT -x UCOLL_SEGMENT_SIZE)
+[[ -n ${UCX_TLS:-} ]] && xflags+=(-x UCX_TLS)
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 bad=0 k=0
@@ -31,12 +33,12 @@ for algo in "${algos[@]}"; do
   export "$var=$algo"
   case $kind in
   ucollrun)
-    cmd=("$launcher" -n "$n" --enable-recovery --timeout 90 -x UCOLL_WAIT -x UCOLL_SEGMENT_SIZE
-         -x "$var" "$prog" "$op" "$mode") ;;
+    cmd=("$launcher" -n "$n" --enable-recovery --timeout 90 "${xflags[@]}" -x "$var"
+         "$prog" "$op" "$mode") ;;
   mpirun)
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     cmd=(timeout -k 5 90 "$launcher" --allow-run-as-root --oversubscribe --enable-recovery
-         -np "$n" -x UCOLL_WAIT -x UCOLL_SEGMENT_SIZE -x "$var" "$prog" "$op" "$mode") ;;
+         -np "$n" "${xflags[@]}" -x "$var" "$prog" "$op" "$mode") ;;
   *) echo "unknown launcher kind $kind"; exit 2 ;;
   esac
   start=$(date +%s.%N)
