@@ -175,8 +175,12 @@ int main(int argc, char **argv)
     st = call(op, world, sbuf, rbuf, count, NULL);
     CHECK(st == UCOLL_OK && result_ok(op, rbuf, count, size), "first call: %s",
           ucoll_strerror(st));
+    /* the victim may leave this barrier and die before its last message
+     * of it has left the process (UCX queues sends): a survivor may see
+     * the barrier fail, and then its call below fails at once */
     st = ucoll_barrier(world);
-    CHECK(st == UCOLL_OK, "barrier: %s", ucoll_strerror(st));
+    CHECK(st == UCOLL_OK || (st == UCOLL_ERR_PEER && rank != victim), "barrier: %s",
+          ucoll_strerror(st));
     if (failures) {
         return 1;
     }
