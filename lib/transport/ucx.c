@@ -6,9 +6,12 @@
 #include "transport/bootstrap.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,11 +19,15 @@
 #define CLOSE_TIMEOUT_NS 5000000000ull
 #define FLUSH_TIMEOUT_NS 5000000000ull
 
-/* What a rank publishes: its pid (for the same-node liveness watch), then
- * its UCP worker address. */
+/* What a rank publishes: a header with who it is (for the same-node
+ * liveness watch, see ucx.h), then its UCP worker address. The magic names
+ * this layout, so that a blob of another one is refused by name rather
+ * than misread. */
+#define BLOB_MAGIC 0x75636c32u /* "ucl2" */
 typedef struct {
-    uint32_t pid;
-    uint32_t len;
+    uint32_t magic;
+    uint32_t len; /* bytes of worker address after the header */
+    ucoll_tl_ident_t id;
     char addr[];
 } tl_blob_t;
 
@@ -77,6 +84,152 @@ static int has_shm_resource(const char *info)
     return info && (strstr(info, " posix/") || strstr(info, " sysv/") || strstr(info, " xpmem/"));
 }
 
+/* ---- who a process is, and whether it still runs ------------------------ */
+
+/* State (field 3) and start time (field 22) of a process from its
+ * /proc/PID/stat, where path names that file. 0, or the errno of the
+ * failure (EINVAL for a line that does not parse). */
+static int proc_stat_read(const char *path, char *state_p, uint64_t *start_p)
+{
+    char buf[1024], *p, *end;
+    unsigned long long v = 0;
+    ssize_t n;
+    int fd, i;
+
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return errno;
+    }
+    n = read(fd, buf, sizeof(buf) - 1);
+    i = errno;
+    close(fd);
+    if (n < 0) {
+        return i;
+    }
+    buf[n] = '\0';
+    /* "pid (comm) S f4 ... f22 ...": comm may hold spaces and parentheses,
+     * the last ')' ends it */
+    p = strrchr(buf, ')');
+    if (p == NULL || p[1] != ' ' || p[2] == '\0') {
+        return EINVAL;
+    }
+    *state_p = p[2];
+    p += 3;
+    for (i = 4; i <= 22; i++) {
+        errno = 0;
+        v = strtoull(p, &end, 10);
+        if (end == p || errno != 0) {
+            return EINVAL;
+        }
+        p = end;
+    }
+    *start_p = v;
+    return 0;
+}
+
+/* The identity of one of this process's namespaces (/proc/self/ns/NAME). */
+static int ns_read(const char *name, uint64_t ns[2])
+{
+    char path[64];
+    struct stat sb;
+
+    snprintf(path, sizeof(path), "/proc/self/ns/%s", name);
+    if (stat(path, &sb) != 0) {
+        return errno;
+    }
+    ns[0] = (uint64_t)sb.st_dev;
+    ns[1] = (uint64_t)sb.st_ino;
+    return 0;
+}
+
+/* Whether /proc is the procfs of our pid namespace: /proc/self names our
+ * pid there. In a container that kept its host's /proc mounted, it names
+ * the pid the host sees, and /proc/PID would show other processes. */
+static int procfs_ours(uint32_t pid)
+{
+    char link[32], *end;
+    ssize_t n;
+
+    n = readlink("/proc/self", link, sizeof(link) - 1);
+    if (n <= 0) {
+        return 0;
+    }
+    link[n] = '\0';
+    return strtoul(link, &end, 10) == pid && *end == '\0';
+}
+
+/* This process's identity (*id), watchable when all of it could be read
+ * and /proc is ours. NULL when watchable, else why not. */
+static const char *ident_self(ucoll_tl_ident_t *id)
+{
+    const char *why = NULL;
+    char state;
+    int err;
+
+    memset(id, 0, sizeof(*id));
+    id->pid = (uint32_t)getpid();
+    if ((err = ns_read("pid", id->pidns)) != 0) {
+        why = "/proc/self/ns/pid is unreadable";
+    } else if ((err = ns_read("time", id->timens)) != 0 && err != ENOENT) {
+        why = "/proc/self/ns/time is unreadable";
+    } else if (!procfs_ours(id->pid)) {
+        why = "/proc shows another pid namespace than ours";
+    } else if (proc_stat_read("/proc/self/stat", &state, &id->start) != 0 || id->start == 0) {
+        why = "no start time in /proc/self/stat";
+    }
+    if (why != NULL) {
+        memset(id, 0, sizeof(*id));
+        id->pid = (uint32_t)getpid();
+        return why;
+    }
+    id->watchable = 1;
+    return NULL;
+}
+
+/* Why this process and a peer on its node, of identity *peer, cannot watch
+ * each other through pids; NULL when they can. Both of them decide alike
+ * (the two endpoints of a pair must agree on their error handling mode),
+ * only the reason given differs. */
+static const char *ident_unwatchable(const ucoll_tl_t *tl, const ucoll_tl_ident_t *peer)
+{
+    if (!tl->id.watchable) {
+        return tl->no_pid_watch;
+    }
+    if (!peer->watchable) {
+        return "it cannot be watched through its pid (its debug log says why)";
+    }
+    if (memcmp(tl->id.pidns, peer->pidns, sizeof(peer->pidns)) != 0) {
+        return "it runs in another pid namespace";
+    }
+    if (memcmp(tl->id.timens, peer->timens, sizeof(peer->timens)) != 0) {
+        return "it runs in another time namespace, where start times read otherwise";
+    }
+    return NULL;
+}
+
+/* Whether the process id names is alive: /proc/PID/stat shows a process
+ * that has not exited (an exited child that nobody reaped yet is a zombie,
+ * and still answers kill()) with the start time it published (else its
+ * pid has been reused). Only for a watchable peer in our namespaces. */
+static int pid_alive(const ucoll_tl_ident_t *id)
+{
+    char path[64], state;
+    uint64_t start;
+    int err;
+
+    snprintf(path, sizeof(path), "/proc/%u/stat", id->pid);
+    err = proc_stat_read(path, &state, &start);
+    if (err == ENOENT || err == ESRCH) {
+        return 0;
+    }
+    if (err != 0) {
+        /* unreadable for a reason that says nothing of the process: only a
+         * pid that is gone is sure to be dead */
+        return !(kill((pid_t)id->pid, 0) != 0 && errno == ESRCH);
+    }
+    return state != 'Z' && state != 'X' && start == id->start;
+}
+
 int ucoll__tl_init(ucoll_ctx_t *ctx)
 {
     ucp_params_t params = {0};
@@ -96,6 +249,17 @@ int ucoll__tl_init(ucoll_ctx_t *ctx)
     }
     tl->ctx = ctx;
     tl->efd = -1;
+    tl->peer_mode = -1;
+    tl->no_pid_watch = ident_self(&tl->id);
+    if (tl->no_pid_watch) {
+        ucoll_debug("liveness: no pid watch for same-node peers (UCX peer error handling "
+                    "instead): %s",
+                    tl->no_pid_watch);
+    } else {
+        ucoll_debug("liveness: pid %u in pid namespace %llu:%llu, started at tick %llu", tl->id.pid,
+                    (unsigned long long)tl->id.pidns[0], (unsigned long long)tl->id.pidns[1],
+                    (unsigned long long)tl->id.start);
+    }
     ucoll_list_init(&tl->ops_live);
     ucoll_list_init(&tl->ops_free);
     tl->peers = calloc((size_t)ctx->size, sizeof(*tl->peers));
@@ -172,8 +336,9 @@ int ucoll__tl_init(ucoll_ctx_t *ctx)
         ret = UCOLL_ERR_NOMEM;
         goto err_release_addr;
     }
-    blob->pid = (uint32_t)getpid();
+    blob->magic = BLOB_MAGIC;
     blob->len = (uint32_t)tl->addr_len;
+    blob->id = tl->id;
     memcpy(blob->addr, tl->addr, tl->addr_len);
     ret = boot->ops->publish(boot, ADDR_KEY, blob, blob_len);
     free(blob);
@@ -207,7 +372,7 @@ err_free_tl:
 static int fetch_addr(ucoll_ctx_t *ctx, ucoll_tl_peer_t *peer)
 {
     ucoll_boot_t *boot = ctx->boot;
-    tl_blob_t *blob;
+    tl_blob_t hdr;
     void *data;
     size_t len;
     int ret;
@@ -219,7 +384,7 @@ static int fetch_addr(ucoll_ctx_t *ctx, ucoll_tl_peer_t *peer)
         }
         memcpy(peer->addr, ctx->tl->addr, ctx->tl->addr_len);
         peer->addr_len = ctx->tl->addr_len;
-        peer->pid = getpid();
+        peer->id = ctx->tl->id;
         return UCOLL_OK;
     }
     ret = boot->ops->fetch(boot, peer->rank, ADDR_KEY, &data, &len);
@@ -227,22 +392,39 @@ static int fetch_addr(ucoll_ctx_t *ctx, ucoll_tl_peer_t *peer)
         ucoll_error("cannot fetch the address of rank %d", peer->rank);
         return ret;
     }
-    blob = data;
-    if (len < sizeof(*blob) || len != sizeof(*blob) + blob->len) {
-        ucoll_error("rank %d published a malformed address (%zu bytes)", peer->rank, len);
-        free(data);
-        return UCOLL_ERR_BOOTSTRAP;
+    /* copied out: the bootstrap promises no alignment */
+    if (len < sizeof(hdr)) {
+        ucoll_error("rank %d published a malformed address (%zu bytes, less than the %zu of "
+                    "its header)",
+                    peer->rank, len, sizeof(hdr));
+        goto err_free_data;
     }
-    peer->addr = malloc(blob->len);
+    memcpy(&hdr, data, sizeof(hdr));
+    if (hdr.magic != BLOB_MAGIC) {
+        ucoll_error("rank %d published an address of another format (tag %#x, expected %#x): "
+                    "a different ucoll library?",
+                    peer->rank, hdr.magic, BLOB_MAGIC);
+        goto err_free_data;
+    }
+    if (hdr.len == 0 || len - sizeof(hdr) != hdr.len || hdr.id.watchable > 1) {
+        ucoll_error("rank %d published a malformed address (%zu bytes, header says %u + %zu)",
+                    peer->rank, len, hdr.len, sizeof(hdr));
+        goto err_free_data;
+    }
+    peer->addr = malloc(hdr.len);
     if (peer->addr == NULL) {
         free(data);
         return UCOLL_ERR_NOMEM;
     }
-    memcpy(peer->addr, blob->addr, blob->len);
-    peer->addr_len = blob->len;
-    peer->pid = (pid_t)blob->pid;
+    memcpy(peer->addr, (const char *)data + sizeof(hdr), hdr.len);
+    peer->addr_len = hdr.len;
+    peer->id = hdr.id;
     free(data);
     return UCOLL_OK;
+
+err_free_data:
+    free(data);
+    return UCOLL_ERR_BOOTSTRAP;
 }
 
 void ucoll__tl_set_failed(ucoll_ctx_t *ctx, int rank, int status)
@@ -288,7 +470,48 @@ static int ep_kind(ucp_ep_h ep)
     return shm ? UCOLL_TL_KIND_SHM : UCOLL_TL_KIND_NET;
 }
 
-static int pid_alive(pid_t pid);
+static void probe_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    (void)arg;
+    (void)ep;
+    (void)status;
+}
+
+/* Whether an endpoint with UCP_ERR_HANDLING_MODE_PEER can reach this node
+ * at all, found out once by creating one to our own worker. UCX 1.13 serves
+ * that mode with none of its shared-memory transports, nor with self ("no
+ * peer failure handler"), so under UCX_TLS=sm,self it cannot, while with
+ * TCP it can, over loopback. Tells a same-node peer that is gone from a
+ * transport that is missing when such an endpoint to that peer cannot be
+ * created: UCX says UCS_ERR_UNREACHABLE for both. */
+static int peer_mode_reaches_node(ucoll_tl_t *tl)
+{
+    ucp_ep_params_t params = {0};
+    ucp_request_param_t cparam = {0};
+    ucs_status_ptr_t r;
+    ucp_ep_h ep;
+
+    if (tl->peer_mode >= 0) {
+        return tl->peer_mode;
+    }
+    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                        UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    params.address = tl->addr;
+    params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    params.err_handler.cb = probe_error_cb;
+    tl->peer_mode = ucp_ep_create(tl->worker, &params, &ep) == UCS_OK;
+    if (tl->peer_mode) {
+        /* no progress here (this may run inside a UCX callback): a close
+         * still in flight is UCX's to finish */
+        cparam.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+        cparam.flags = UCP_EP_CLOSE_FLAG_FORCE;
+        r = ucp_ep_close_nbx(ep, &cparam);
+        if (UCS_PTR_IS_PTR(r)) {
+            ucp_request_free(r);
+        }
+    }
+    return tl->peer_mode;
+}
 
 /* The connecting half of ucoll__tl_ep, kept out of line so that the hot
  * path (an endpoint that is up) does not pay for setting up parameters. */
@@ -297,8 +520,9 @@ int ucoll__tl_ep_connect(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p)
     ucoll_tl_t *tl = ctx->tl;
     ucoll_tl_peer_t *peer = &tl->peers[rank];
     ucp_ep_params_t params = {0};
+    const char *unwatchable = NULL;
     ucs_status_t st;
-    int ret, watch;
+    int ret, watch, dead;
 
     if (peer->state == UCOLL_TL_EP_FAILED) {
         return UCOLL_ERR_PEER;
@@ -309,8 +533,13 @@ int ucoll__tl_ep_connect(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p)
             return ret;
         }
     }
-    /* see ucx.h: same-node peers over shared memory are watched by pid */
-    watch = rank == ctx->rank || (peer->local && tl->have_shm);
+    /* see ucx.h: a same-node peer over shared memory is watched through
+     * its pid where the pid means the same to both of us, any other peer
+     * gets UCX's peer error handling */
+    if (peer->local && rank != ctx->rank) {
+        unwatchable = ident_unwatchable(tl, &peer->id);
+    }
+    watch = rank == ctx->rank || (peer->local && tl->have_shm && unwatchable == NULL);
     params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
     params.address = peer->addr;
     if (watch) {
@@ -326,9 +555,21 @@ int ucoll__tl_ep_connect(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p)
         /* a peer that died before anyone connected to it: on this node its
          * process is gone (and its shared memory or socket with it); on
          * another node its socket refuses the connection */
-        if (rank != ctx->rank &&
-            (peer->local && peer->pid > 0 ? !pid_alive(peer->pid)
-                                          : ucoll__tl_status(st) == UCOLL_ERR_PEER)) {
+        if (rank == ctx->rank) {
+            dead = 0;
+        } else if (peer->local && unwatchable == NULL) {
+            dead = !pid_alive(&peer->id);
+        } else if (peer->local && st == UCS_ERR_UNREACHABLE && !peer_mode_reaches_node(tl)) {
+            ucoll_error("cannot connect to rank %d on this node: its liveness can only be "
+                        "watched by UCX's peer error handling (%s), which no transport in "
+                        "UCX_TLS offers on one node (UCX %s's shared-memory transports do not; "
+                        "tcp does)",
+                        rank, unwatchable, ucp_get_version_string());
+            return UCOLL_ERR_TRANSPORT;
+        } else {
+            dead = ucoll__tl_status(st) == UCOLL_ERR_PEER;
+        }
+        if (dead) {
             ucoll_debug("connecting to rank %d: %s", rank, ucs_status_string(st));
             ucoll__tl_set_failed(ctx, rank, UCOLL_ERR_PEER);
             return UCOLL_ERR_PEER;
@@ -343,9 +584,12 @@ int ucoll__tl_ep_connect(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p)
         peer->watched = 1;
         tl->nwatched++;
     }
-    ucoll_debug("connected to rank %d (%s, %s)", rank,
+    ucoll_debug("connected to rank %d (%s, %s%s%s)", rank,
                 peer->kind == UCOLL_TL_KIND_SHM ? "shm" : "net",
-                watch ? "pid watch" : "peer error handling");
+                rank == ctx->rank ? "self"
+                : watch           ? "pid watch"
+                                  : "peer error handling",
+                unwatchable ? ": same node, no pid watch: " : "", unwatchable ? unwatchable : "");
     *ep_p = peer->ep;
     return UCOLL_OK;
 }
@@ -360,31 +604,6 @@ int ucoll__tl_kind(ucoll_ctx_t *ctx, int rank)
     return ctx->tl->peers[rank].kind;
 }
 
-static int pid_alive(pid_t pid)
-{
-    char path[64], buf[256], *p;
-    ssize_t n;
-    FILE *f;
-
-    if (kill(pid, 0) != 0 && errno == ESRCH) {
-        return 0;
-    }
-    /* an exited child that nobody reaped yet still answers kill() */
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    f = fopen(path, "r");
-    if (f == NULL) {
-        return errno != ENOENT;
-    }
-    n = (ssize_t)fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    if (n <= 0) {
-        return 1;
-    }
-    buf[n] = '\0';
-    p = strrchr(buf, ')');
-    return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
-}
-
 void ucoll__tl_watch(ucoll_ctx_t *ctx)
 {
     ucoll_tl_t *tl = ctx->tl;
@@ -392,7 +611,7 @@ void ucoll__tl_watch(ucoll_ctx_t *ctx)
 
     tl->watch_last = ucoll__tl_now_ns();
     for (i = 0; i < ctx->size && tl->nwatched; i++) {
-        if (tl->peers[i].watched && !pid_alive(tl->peers[i].pid)) {
+        if (tl->peers[i].watched && !pid_alive(&tl->peers[i].id)) {
             ucoll__tl_set_failed(ctx, i, UCOLL_ERR_PEER);
         }
     }
@@ -610,7 +829,8 @@ void ucoll__tl_describe(ucoll_ctx_t *ctx, FILE *out)
     ucp_context_print_info(tl->context, out);
     ucp_worker_print_info(tl->worker, out);
     fprintf(out, "# same-node peers: %s\n",
-            tl->have_shm ? "shared memory, liveness watched by pid"
+            tl->have_shm ? "shared memory, liveness watched by pid (in one pid namespace; "
+                           "else UCX peer error handling, over TCP)"
                          : "no shared memory transport, UCX peer error handling");
 }
 

@@ -9,12 +9,29 @@
  * Failure detection. Endpoints to peers on other nodes use
  * UCP_ERR_HANDLING_MODE_PEER: UCX reports their failure through the endpoint
  * error callback. UCX 1.13's shared-memory transports (posix, sysv, self)
- * cannot serve that mode (they only offer ep_check), and asking for it would
- * push same-node traffic onto TCP loopback; so when shared memory is
- * available, same-node endpoints use UCP_ERR_HANDLING_MODE_NONE and the
- * peer's liveness is watched through its process id (published next to the
- * worker address) at most every UCOLL_TL_WATCH_NS. Either way the peer is
- * marked failed and tl->on_failure runs once for it.
+ * cannot serve that mode ("no peer failure handler" in UCX's own words; cma
+ * offers no active messages at all), so a PEER endpoint to a same-node peer
+ * runs over TCP loopback alone, or cannot be created when UCX_TLS has
+ * nothing but shared memory. So when shared memory is available, a
+ * same-node endpoint uses UCP_ERR_HANDLING_MODE_NONE and the peer's
+ * liveness is watched through its process, at most every UCOLL_TL_WATCH_NS,
+ * by the identity it publishes next to its worker address
+ * (ucoll_tl_ident_t): its pid, the pid and time namespaces that pid means
+ * something in, and its start time. A pid is only as good as its namespace:
+ * a rank in a container's pid namespace publishes a pid that names nothing,
+ * or someone else, here; and a pid outlives its process to be reused. So
+ * the pid watch serves a pair of ranks only when both run in one pid
+ * namespace and one time namespace (where start times read alike), with a
+ * /proc that shows that pid namespace, and it takes a peer for alive only
+ * while /proc/PID/stat shows a live process with the published start time:
+ * a reused pid, a zombie and a vanished pid all read as dead. Any other
+ * same-node pair (namespaces differ, or either rank cannot read its own
+ * identity or sees another namespace's /proc) falls back on UCX's peer
+ * error handling, and with it on TCP; both ranks of a pair decide alike,
+ * from both identities, as their endpoints must agree on the mode. Where
+ * UCX_TLS offers nothing but shared memory, such a pair cannot connect at
+ * all: ucoll__tl_ep_connect says so. Either way the peer is marked failed
+ * and tl->on_failure runs once for it.
  *
  * Operations. A transport operation that may complete later carries a
  * ucoll_tl_op_t: the caller allocates it (naming the request it serves and
@@ -33,7 +50,7 @@
 #include "core.h"
 #include "transport/tl.h"
 
-#include <sys/types.h>
+#include <stdint.h>
 
 /* UCP handles, opaque outside lib/transport/ucx*.c */
 struct ucp_context;
@@ -49,15 +66,27 @@ typedef enum { UCOLL_TL_EP_NONE, UCOLL_TL_EP_UP, UCOLL_TL_EP_FAILED } ucoll_tl_e
 /* Transport family of an endpoint, used to pick the rendezvous mechanism. */
 typedef enum { UCOLL_TL_KIND_SHM, UCOLL_TL_KIND_NET } ucoll_tl_kind_t;
 
+/* Who a process is on this node, as far as the liveness watch is concerned
+ * (see "Failure detection"); published in every rank's address, so fixed
+ * in size and layout. Namespaces are named by the st_dev and st_ino of
+ * /proc/self/ns/{pid,time}. */
+typedef struct ucoll_tl_ident {
+    uint64_t pidns[2];
+    uint64_t timens[2]; /* 0, 0 on a kernel without time namespaces */
+    uint64_t start;     /* clock ticks after boot (field 22 of /proc/PID/stat) */
+    uint32_t pid;       /* in pidns */
+    uint32_t watchable; /* all of the above is known, and /proc shows pidns */
+} ucoll_tl_ident_t;
+
 typedef struct ucoll_tl_peer {
     struct ucoll_tl *tl;
-    int rank;     /* in the job */
-    int state;    /* ucoll_tl_ep_state_t */
-    int kind;     /* ucoll_tl_kind_t, valid once UP */
-    int local;    /* on this node */
-    int watched;  /* liveness checked through pid */
-    int err_peer; /* endpoint uses UCP_ERR_HANDLING_MODE_PEER */
-    pid_t pid;
+    int rank;            /* in the job */
+    int state;           /* ucoll_tl_ep_state_t */
+    int kind;            /* ucoll_tl_kind_t, valid once UP */
+    int local;           /* on this node */
+    int watched;         /* liveness checked through pid */
+    int err_peer;        /* endpoint uses UCP_ERR_HANDLING_MODE_PEER */
+    ucoll_tl_ident_t id; /* valid once addr is */
     struct ucp_ep *ep;
     void *addr; /* worker address, malloc'ed; NULL until fetched */
     size_t addr_len;
@@ -95,9 +124,12 @@ typedef struct ucoll_tl {
     struct ucp_worker *worker;
     struct ucp_address *addr;
     size_t addr_len;
-    int efd;                /* worker event fd (wakeup feature) */
-    int have_shm;           /* a shared-memory transport is enabled */
-    ucoll_tl_peer_t *peers; /* ctx->size of them */
+    int efd;                  /* worker event fd (wakeup feature) */
+    int have_shm;             /* a shared-memory transport is enabled */
+    int peer_mode;            /* UCP_ERR_HANDLING_MODE_PEER reaches this node: -1 not known yet */
+    ucoll_tl_ident_t id;      /* this process's */
+    const char *no_pid_watch; /* why id is not watchable; NULL when it is */
+    ucoll_tl_peer_t *peers;   /* ctx->size of them */
     unsigned nwatched;
     uint64_t watch_last;
     unsigned watch_tick;
