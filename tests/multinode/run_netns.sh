@@ -10,18 +10,23 @@
 # and with the env bootstrap (RANK, WORLD_SIZE, MASTER_ADDR), one process
 # started in each node's namespaces. UCX sees separate hosts: TCP between
 # nodes, shared memory inside each.
-#   run_netns.sh NODES_PROGRAM [RUN_COLL COLL_MR RUN_P2P P2P_TEST]
-# With the last four, also the collective suite (tests/coll/run_coll.sh:
+#   run_netns.sh NODES_PROGRAM [RUN_COLL COLL_MR RUN_P2P P2P_TEST [RUN_KILL KILL]]
+# With the next four, also the collective suite (tests/coll/run_coll.sh:
 # every algorithm forced, set by set, and the nonblocking test with the
 # model's choices) and the point-to-point test (tests/p2p/run_p2p.sh), at
 # 2 nodes x 2 ranks and 4 nodes x 1 rank, through an mpirun that starts
-# its job across the nodes.
+# its job across the nodes; with the last two, a rank dying in the middle
+# of an allreduce, a bcast and an allgather (tests/coll/run_kill.sh), the
+# two-level rows and flat ones, at 2 nodes x 2 ranks: the failure must
+# reach the other node's ranks through the leaders.
 # Needs root and network namespaces: skipped (exit 77) with a message
 # otherwise. Everything made here is removed at the end, also on failure.
 set -uo pipefail
 prog=$(readlink -f "$1")
 suite=()
 [ $# -ge 5 ] && suite=("$2" "$(readlink -f "$3")" "$4" "$(readlink -f "$5")")
+kill_suite=()
+[ $# -ge 7 ] && kill_suite=("$6" "$(readlink -f "$7")")
 . "$(dirname "$0")/netns.sh"
 
 make_nodes 4 || { echo "FAIL: cannot build the namespaces"; exit 1; }
@@ -107,6 +112,17 @@ EOS
             echo "ok: point to point over $layout"
         else
             tail -20 "$tmp/p2p"; echo "FAIL: point to point over $layout"; fail=1
+        fi
+    done
+fi
+if [ -n "$mpi" ] && [ ${#kill_suite[@]} = 2 ]; then
+    printf "n0 slots=2\nn1 slots=2\n" >"$tmp/hosts"
+    for case in "allreduce hier ring rdbl" "bcast hier binomial chain" "allgather hier ring bruck"; do
+        read -ra c <<<"$case"
+        if "${kill_suite[0]}" mpirun "$tmp/mpirun-nodes" "${kill_suite[1]}" 4 "${c[@]}" >"$tmp/kill" 2>&1; then
+            grep "^ok:" "$tmp/kill"
+        else
+            tail -30 "$tmp/kill"; echo "FAIL: a rank dying in ${c[0]} over 2 nodes"; fail=1
         fi
     done
 fi
