@@ -19,6 +19,7 @@
  *            depends on it), else an inner node of most trees and chains
  *            under root 0; for the others the victim is the last rank
  *     COUNT  int32 elements (default 16384: segmented, rendezvous sizes)
+ *   KILL_VICTIM=R  the rank that dies (1..p-1) instead of the above
  *
  * Each survivor then checks that:
  *  - a barrier on the world fails at once (UCOLL_ERR_PEER): a communicator
@@ -150,7 +151,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "kill: needs 3 ranks or more\n");
         return 2;
     }
-    victim = op == OP_BCAST ? 1 : size - 1;
+    victim = getenv("KILL_VICTIM") ? atoi(getenv("KILL_VICTIM")) : op == OP_BCAST ? 1 : size - 1;
+    if (victim < 1 || victim >= size) {
+        fprintf(stderr, "kill: KILL_VICTIM must be in 1..%d\n", size - 1);
+        return 2;
+    }
     root = mid ? 0 : victim;
 
     rcount = op == OP_ALLGATHER ? count * (size_t)size : count;

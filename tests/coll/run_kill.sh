@@ -2,7 +2,8 @@
 # A rank dies in the middle of a collective (tests/coll/kill.c), once per
 # algorithm of the op, each in a job of its own:
 #   run_kill.sh ucollrun|mpirun LAUNCHER PROGRAM N OP [ALGO...]
-# Without ALGOs every algorithm of OP runs. The victim is absent from the
+# Without ALGOs every algorithm of OP runs; KILL_VICTIM=R picks the rank
+# that dies (tests/coll/kill.c). The victim is absent from the
 # call or dies inside it, alternately by algorithm and by N, so that each
 # algorithm meets both over the sizes the suite runs. The job runs with
 # --enable-recovery (ucollrun's, or Open MPI's mpirun's): the launcher lets
@@ -24,6 +25,7 @@ export UCOLL_WAIT=block UCOLL_SEGMENT_SIZE=${UCOLL_SEGMENT_SIZE:-4k}
 unset UCOLL_TIMEOUT
 xflags=(-x UCOLL_WAIT -x UCOLL_SEGMENT_SIZE)
 [[ -n ${UCX_TLS:-} ]] && xflags+=(-x UCX_TLS)
+[[ -n ${KILL_VICTIM:-} ]] && xflags+=(-x KILL_VICTIM)
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 bad=0 k=0
@@ -47,6 +49,7 @@ for algo in "${algos[@]}"; do
   secs=$(echo "$(date +%s.%N) - $start" | bc)
   victim=$((n - 1))
   [[ $op == bcast ]] && victim=1
+  [[ -n ${KILL_VICTIM:-} ]] && victim=$KILL_VICTIM
   miss=()
   for ((r = 0; r < n; r++)); do
     ((r == victim)) && continue
