@@ -168,7 +168,9 @@ static void raw_msg(seed_t *s, int packed, unsigned proto, unsigned src, unsigne
     }
 }
 
-static void raw_ctl(seed_t *s, unsigned type, unsigned src, unsigned credits, uint64_t cookie)
+/* A control message from rank src; seq: DOWN's failed rank, else 0. */
+static void raw_ctl(seed_t *s, unsigned type, unsigned src, unsigned credits, uint64_t cookie,
+                    unsigned seq)
 {
     wire_ctl_t ctl;
 
@@ -177,22 +179,7 @@ static void raw_ctl(seed_t *s, unsigned type, unsigned src, unsigned credits, ui
     ctl.src_world = src;
     ctl.credits = credits;
     ctl.cookie = cookie;
-    b1(s, FZ_CTL);
-    b1(s, 0);
-    b1(s, sizeof(ctl));
-    b1(s, 0);
-    put(s, &ctl, sizeof(ctl));
-}
-
-/* A failure report from rank src: job rank failed is down. */
-static void raw_down(seed_t *s, unsigned src, unsigned failed)
-{
-    wire_ctl_t ctl;
-
-    memset(&ctl, 0, sizeof(ctl));
-    ctl.type = UCOLL_CTL_DOWN;
-    ctl.src_world = src;
-    ctl.seq = failed;
+    ctl.seq = seq;
     b1(s, FZ_CTL);
     b1(s, 0);
     b1(s, sizeof(ctl));
@@ -335,7 +322,7 @@ int main(int argc, char **argv)
     for (mode = 0; mode < 8; mode++) {
         send_(&s, 0, 1, 2, 200);
     }
-    raw_ctl(&s, UCOLL_CTL_CREDIT, 1, 960, 0);
+    raw_ctl(&s, UCOLL_CTL_CREDIT, 1, 960, 0, 0);
     answer(&s, 0, UCOLL_CTL_CTS, 0);
     op(&s, FZ_PROGRESS);
     save(&s);
@@ -345,8 +332,8 @@ int main(int argc, char **argv)
     start(&s, cfg(0, 0, 0, 0, 0, 0));
     recv_(&s, 0, 1, 1, 64);
     send_(&s, 0, 1, 2, 3000);
-    raw_down(&s, 1, 2);
-    raw_down(&s, 2, 0);
+    raw_ctl(&s, UCOLL_CTL_DOWN, 1, 0, 0, 2);
+    raw_ctl(&s, UCOLL_CTL_DOWN, 2, 0, 0, 0);
     op(&s, FZ_PROGRESS);
     op(&s, FZ_REAP);
     save(&s);
@@ -363,8 +350,8 @@ int main(int argc, char **argv)
     recv_(&s, 0, 1, 1, 64);
     recv_(&s, 0, 1, 1, 64);
     recv_(&s, 0, 1, 1, 64);
-    raw_ctl(&s, UCOLL_CTL_CREDIT, 1, 0, 0);
-    raw_ctl(&s, UCOLL_CTL_CTS, 1, 0, (uint64_t)1 << 32);
+    raw_ctl(&s, UCOLL_CTL_CREDIT, 1, 0, 0, 0);
+    raw_ctl(&s, UCOLL_CTL_CTS, 1, 0, (uint64_t)1 << 32, 0);
     op(&s, FZ_PROGRESS);
     op(&s, FZ_REAP);
     save(&s);
