@@ -14,4 +14,4 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=86:handle_segv=0
 export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp:print_suppressions=0
 args=()
 for s in "$@"; do args+=(--suite "$s"); done
-meson test -C build-asan --print-errorlogs --num-processes 1 --timeout-multiplier 3 "${args[@]}"
+meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 3 "${args[@]}"
