@@ -6,7 +6,7 @@
  *
  * Cost: bintree U(α + mβ), U the message times on the slowest path (a
  * second child costs two: 2⌊log2 p⌋ at most, bintree_units); pipe_bintree
- * with n segments (U + 2(n - 1))(α + sβ).
+ * with n segments (U + 2(n - 1))(α + sβ), (U + n - 1)(α + sβ) at p = 2.
  */
 #include "bcast.h"
 
@@ -58,9 +58,9 @@ static double pipe_bintree_cost(const ucoll_coll_args_t *a, int p, const ucoll_a
     if (p == 1) {
         return 0;
     }
-    /* the root sends each segment twice; the last one then takes the
-     * slowest path */
-    return (bintree_units(p) + 2 * (UCOLL_MAX(n, 1.0) - 1)) *
+    /* the root sends each segment to its children (two, one at p = 2);
+     * the last one then takes the slowest path */
+    return (bintree_units(p) + (p > 2 ? 2 : 1) * (UCOLL_MAX(n, 1.0) - 1)) *
            (m->alpha + (double)UCOLL_MIN(seg, bytes) * m->beta);
 }
 

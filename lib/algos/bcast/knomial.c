@@ -5,7 +5,8 @@
  * rank sends to the children that set one digit 1..k-1 below that digit,
  * largest subtree first. k = 2 is the binomial tree.
  *
- * Cost: (k-1)⌈log_k p⌉(α + mβ) (one wake per round: ucoll__model_fanout).
+ * Cost: (k-1)⌈log_k p⌉(α + mβ) for p a power of k (one wake per round:
+ * ucoll__model_fanout); the top round has only ⌈p / k^(d-1)⌉ - 1 children.
  */
 #include "bcast.h"
 
@@ -17,11 +18,22 @@ static int radix(const ucoll_algo_params_t *prm)
 static double knomial_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
                            const ucoll_model_t *m)
 {
-    int k = radix(prm);
+    int k = radix(prm), d = ucoll__ceil_logk(p, k);
+    double mb = (double)a->count * a->esize * m->beta, t = 0;
+    long stride = 1;
 
-    int d = ucoll__ceil_logk(p, k);
+    /* the root's rounds, lowest digit last: k - 1 children below every
+     * digit but the top one, where only the sranks below p exist
+     * (⌈p / k^(d-1)⌉ - 1 of them: one at p = 2) */
+    for (int j = 0; j < d - 1; j++) {
+        stride *= k;
+    }
+    for (int j = d - 1; j >= 0; j--, stride /= k) {
+        int c = j == d - 1 ? (int)((p + stride - 1) / stride) - 1 : k - 1;
 
-    return d * (ucoll__model_fanout(m, k - 1) + (k - 1) * (double)a->count * a->esize * m->beta);
+        t += ucoll__model_fanout(m, c) + c * mb;
+    }
+    return t;
 }
 
 static int knomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
