@@ -6,7 +6,10 @@
  *       with a rank of its node and with one of another node (when there
  *       is one), over sizes; gamma (float32 sum) and lambda (memcpy) from
  *       timed kernels. Writes "model:" (inside a node) and "model.net:"
- *       (across nodes) lines.
+ *       (across nodes) lines. When ranks outnumber processing units, the
+ *       node's ping-pong runs again with the other ranks asleep, and the
+ *       line gets wake= the difference in alpha (the wait for descheduled
+ *       peers, which the runtime then does not add a second time).
  *   ucoll_tune OP[,OP...] [-o FILE] [--min-size B] [--max-size B] [--iters N]
  *       Run every algorithm of each operation that can serve, over sizes
  *       (powers of 4), three times in alternation (medians), with the default parameters and, for the fastest,
@@ -162,7 +165,7 @@ static int calibrate(ucoll_ctx_t *ctx, FILE *f)
     ucoll_comm_t *w = ucoll_comm_world(ctx);
     const ucoll_boot_t *b = ctx->boot;
     int local = -1, remote = -1;
-    double al = 0, bl = 0, an = 0, bn = 0, g, l;
+    double al = 0, bl = 0, an = 0, bn = 0, g, l, wake = 0;
 
     if (size < 2) {
         fprintf(stderr, "ucoll_tune --calibrate: run it on 2 or more ranks (a launcher)\n");
@@ -193,6 +196,26 @@ static int calibrate(ucoll_ctx_t *ctx, FILE *f)
     }
     if (local > 0) {
         fit_path(w, local, &al, &bl, rank == 0 ? f : NULL);
+        if (ctx->oversub) {
+            /* ranks outnumber processing units: the ping-pong above waited
+             * for peers descheduled by the ranks polling meanwhile, as
+             * collectives do. Again with those ranks asleep (block mode)
+             * gives alpha without the waits; the difference is the wake
+             * (lib/algos/algos.c, tune_model) */
+            int mode = ctx->cfg.wait_mode;
+            double a0, b0;
+
+            if (rank != 0 && rank != local) {
+                ctx->cfg.wait_mode = UCOLL_WAIT_BLOCK;
+            }
+            fit_path(w, local, &a0, &b0, NULL);
+            ctx->cfg.wait_mode = mode;
+            wake = UCOLL_MAX(al - a0, 0.0);
+            if (rank == 0 && f) {
+                fprintf(f, "# oversubscribed: alpha %.3gus with the other ranks polling, %.3gus "
+                           "with them asleep\n", al * 1e6, a0 * 1e6);
+            }
+        }
     }
     if (remote > 0) {
         fit_path(w, remote, &an, &bn, rank == 0 ? f : NULL);
@@ -202,10 +225,19 @@ static int calibrate(ucoll_ctx_t *ctx, FILE *f)
     l = max_at_root(w, l);
     if (rank == 0) {
         if (local > 0) {
-            fprintf(f, "model:alpha=%.4g:beta=%.4g:gamma=%.4g:lambda=%.4g\n", al, bl, g, l);
+            if (wake > 0) {
+                fprintf(f, "model:alpha=%.4g:beta=%.4g:gamma=%.4g:lambda=%.4g:wake=%.4g\n", al, bl,
+                        g, l, wake);
+            } else {
+                fprintf(f, "model:alpha=%.4g:beta=%.4g:gamma=%.4g:lambda=%.4g\n", al, bl, g, l);
+            }
             printf("inside a node:  alpha %.3g us, beta %.3g ns/B (%.2f GB/s), gamma %.3g ns/B, "
                    "lambda %.3g ns/B\n",
                    al * 1e6, bl * 1e9, 1e-9 / bl, g * 1e9, l * 1e9);
+            if (wake > 0) {
+                printf("oversubscribed: %.3g us of alpha is waiting for descheduled peers\n",
+                       wake * 1e6);
+            }
         }
         if (remote > 0) {
             fprintf(f, "model.net:alpha=%.4g:beta=%.4g:gamma=%.4g:lambda=%.4g\n", an, bn, g, l);

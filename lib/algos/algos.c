@@ -64,7 +64,7 @@ void ucoll__model_default(ucoll_model_t *m)
  * the one-round radix-4 barrier 9.4 us, the two-round dissemination 13.4). */
 typedef struct tune tune_t;
 static tune_t *tune_load(ucoll_ctx_t *ctx);
-static void tune_model(const tune_t *t, int net, ucoll_model_t *m);
+static int tune_model(const tune_t *t, int net, int oversub, ucoll_model_t *m);
 
 static void model_of(ucoll_ctx_t *ctx, int net, ucoll_model_t *m);
 
@@ -86,8 +86,8 @@ static void model_of(ucoll_ctx_t *ctx, int net, ucoll_model_t *m)
     if (ctx->cfg.tune_file && ctx->cfg.tune_file[0]) {
         tune_t *t = tune_load(ctx);
 
-        if (t) {
-            tune_model(t, net, m);
+        if (t && tune_model(t, net, ctx->oversub, m)) {
+            return; /* calibrated as oversubscribed as this job: nothing to add */
         }
     }
     if (ctx->oversub) {
@@ -207,8 +207,9 @@ typedef struct tune_rule {
 } tune_rule_t;
 
 /* A model line of the tuning file (ucoll_tune --calibrate writes them):
- * "model:alpha=A:beta=B:gamma=G:lambda=L" for communicators inside one
- * node, "model.net:..." for those that span nodes. */
+ * "model:alpha=A:beta=B:gamma=G:lambda=L[:wake=W]" for communicators
+ * inside one node, "model.net:..." for those that span nodes; wake when
+ * the calibration ran oversubscribed (see tune_model). */
 enum { TUNE_MODEL_NODE, TUNE_MODEL_NET };
 
 typedef struct tune {
@@ -284,18 +285,32 @@ static int tune_parse_word(char *w, tune_rule_t *r)
     return r->algo[0] ? 0 : -1;
 }
 
-static void tune_model(const tune_t *t, int net, ucoll_model_t *m)
+/* The calibrated parameters of a path into m. A calibration made with
+ * ranks outnumbering processing units (wake=W on its line) measured alpha
+ * with the waits for descheduled peers in it: in a job that is
+ * oversubscribed too, that alpha and W stand as they are, and 1 is
+ * returned (the runtime's UCOLL_MODEL_OVERSUB_ALPHA must not be added on
+ * top: it would count the wake-ups twice); in one that is not, that alpha
+ * does not apply and the settings' stays. 0 otherwise. */
+static int tune_model(const tune_t *t, int net, int oversub, ucoll_model_t *m)
 {
     int k = net ? TUNE_MODEL_NET : TUNE_MODEL_NODE;
     const ucoll_model_t *f = &t->model[k];
 
     if (!t->has_model[k]) {
-        return;
+        return 0;
     }
-    m->alpha = f->alpha > 0 ? f->alpha : m->alpha;
+    if (f->alpha > 0 && (f->wake == 0 || oversub)) {
+        m->alpha = f->alpha;
+    }
     m->beta = f->beta > 0 ? f->beta : m->beta;
     m->gamma = f->gamma > 0 ? f->gamma : m->gamma;
     m->lambda = f->lambda > 0 ? f->lambda : m->lambda;
+    if (f->wake > 0 && oversub) {
+        m->wake = UCOLL_MIN(f->wake, m->alpha);
+        return 1;
+    }
+    return 0;
 }
 
 /* "model[.net]:key=value:..." into t; 0, or -1 when it is not a model line
@@ -330,6 +345,8 @@ static int tune_parse_model(char *w, tune_t *t)
             m.gamma = v;
         } else if (!strcmp(f, "lambda")) {
             m.lambda = v;
+        } else if (!strcmp(f, "wake")) {
+            m.wake = v;
         } else {
             return -1;
         }
