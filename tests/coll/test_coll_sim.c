@@ -17,6 +17,7 @@
  * subtle way at every p up to 40.
  */
 #include "algos/algos.h"
+#include "algos/bcast/bcast.h"
 #include "dtype.h"
 #include "progress/request.h"
 #include "progress/sched.h"
@@ -688,6 +689,7 @@ static void test_more_p(void)
         const char *algo;
     } rows[] = {
         {UCOLL_COLL_BCAST, "circulant"},
+        {UCOLL_COLL_BCAST, "twotree"},
         {UCOLL_COLL_REDUCE, "twotree"},
         {UCOLL_COLL_ALLREDUCE, "twotree"},
     };
@@ -711,6 +713,146 @@ static void test_more_p(void)
         world_destroy(w);
         if (failures != before) {
             printf("p=%-3d circulant/twotree FAILED\n", p);
+        }
+    }
+}
+
+/* One two-tree broadcast from root in nseg segments of 64 bytes (the last
+ * one short), its schedules built for every rank and inspected: see
+ * test_twotree_rounds. */
+static void twotree_rounds_case(world_t *w, int root, size_t nseg)
+{
+    const ucoll_algo_t *al = ucoll__algo_find(UCOLL_COLL_BCAST, "twotree");
+    int p = w->p, q = ucoll__ceil_log2(p), limit = 2 * q + (int)nseg - 1, changed, over = 0;
+    ucoll_algo_params_t prm = {.seg_size = 64};
+    ucoll_coll_args_t a = {0};
+    ucoll_sched_t **s = calloc((size_t)p, sizeof(*s));
+    int **g = calloc((size_t)p, sizeof(*g)); /* the global round of each round of a rank */
+    /* per (sender, receiver), its messages in order: the sender's round and
+     * the receiver's, and how many */
+    size_t npair = (size_t)p * p;
+    int *send = malloc(npair * nseg * sizeof(int)), *recv = malloc(npair * nseg * sizeof(int));
+    size_t *nsend = calloc(npair, sizeof(size_t)), *nrecv = calloc(npair, sizeof(size_t));
+    char what[80];
+
+    snprintf(what, sizeof(what), "bcast/twotree rounds p=%d root=%d segments=%zu", p, root, nseg);
+    cases++;
+    a.coll = UCOLL_COLL_BCAST;
+    a.count = (nseg - 1) * 64 + 37;
+    a.esize = 1;
+    a.dt = UCOLL_BYTE;
+    a.root = root;
+    a.sbuf = a.rbuf = (void *)(uintptr_t)4096; /* never touched */
+    for (int r = 0; r < p; r++) {
+        size_t nr;
+        CHECK(ucoll__sched_create(w->ctx[r]->world, 0, &s[r]) == UCOLL_OK &&
+                  al->build(s[r], &a, &prm) == UCOLL_OK,
+              "%s: building rank %d failed", what, r);
+        nr = ucoll__sched_nrounds(s[r]);
+        g[r] = malloc((nr + 1) * sizeof(int));
+        for (size_t j = 0; j < nr; j++) {
+            const ucoll_step_t *st = ucoll__sched_round_steps(s[r], j);
+            int ns = 0, nv = 0;
+            g[r][j] = (int)j;
+            for (size_t i = 0; i < ucoll__sched_round_nsteps(s[r], j); i++) {
+                int tx = st[i].kind == UCOLL_STEP_SEND;
+                size_t pair = tx ? (size_t)r * p + st[i].peer : (size_t)st[i].peer * p + r;
+                if (!tx && st[i].kind != UCOLL_STEP_RECV) {
+                    CHECK(0, "%s: rank %d round %zu: a step that is neither send nor receive", what,
+                          r, j);
+                    continue;
+                }
+                ns += tx;
+                nv += !tx;
+                if ((tx ? nsend : nrecv)[pair] < nseg) {
+                    (tx ? send : recv)[pair * nseg + (tx ? nsend : nrecv)[pair]] = (int)j;
+                }
+                (tx ? nsend : nrecv)[pair]++;
+            }
+            CHECK(ns <= 1 && nv <= 1, "%s: rank %d round %zu sends %d and receives %d", what, r, j,
+                  ns, nv);
+        }
+    }
+    for (size_t pair = 0; pair < npair; pair++) {
+        CHECK(nsend[pair] == nrecv[pair] && nsend[pair] <= nseg,
+              "%s: %zu sends from %zu to %zu, %zu receives", what, nsend[pair], pair / p, pair % p,
+              nrecv[pair]);
+    }
+    /* the least numbering in which a rank's rounds follow each other and a
+     * message's two rounds are one: raise until nothing changes, or until
+     * past the formula's rounds (no such numbering, or too late) */
+    do {
+        changed = 0;
+        for (int r = 0; r < p; r++) {
+            for (size_t j = 1; j < ucoll__sched_nrounds(s[r]); j++) {
+                if (g[r][j] <= g[r][j - 1]) {
+                    g[r][j] = g[r][j - 1] + 1;
+                    changed = 1;
+                }
+            }
+        }
+        for (size_t pair = 0; pair < npair; pair++) {
+            int from = (int)(pair / p), to = (int)(pair % p);
+            for (size_t k = 0; k < nsend[pair] && k < nrecv[pair] && k < nseg; k++) {
+                int *x = &g[from][send[pair * nseg + k]], *y = &g[to][recv[pair * nseg + k]];
+                if (*x != *y) {
+                    *x = *y = UCOLL_MAX(*x, *y);
+                    changed = 1;
+                }
+            }
+        }
+        for (int r = 0; r < p; r++) {
+            size_t nr = ucoll__sched_nrounds(s[r]);
+            over |= nr > 0 && g[r][nr - 1] >= limit;
+        }
+    } while (changed && !over);
+    CHECK(!over, "%s: no numbering of its rounds matches every message within %d rounds", what,
+          limit);
+    for (int r = 0; r < p; r++) {
+        ucoll__sched_destroy(s[r]);
+        free(g[r]);
+    }
+    free(s);
+    free(g);
+    free(recv);
+    free(send);
+    free(nrecv);
+    free(nsend);
+}
+
+/* The two-tree broadcast's edge colouring at every p up to 40 and a few
+ * beyond: every round of every rank's schedule sends at most one segment
+ * and receives at most one, and its rounds are global steps: they can be
+ * numbered (a rank's empty rounds are dropped from its schedule, so the
+ * test finds the numbering) such that every message is received in the
+ * round it is sent, all within the cost formula's 2⌈log2 p⌉ + n - 1
+ * rounds. Also that no rank is deeper in a tree than
+ * ucoll__twotree_height, which reduce twotree's timetable needs. */
+static void test_twotree_rounds(void)
+{
+    static const int extra[] = {63, 64, 65, 100, 129};
+
+    for (int i = 0; i < 39 + (int)(sizeof(extra) / sizeof(extra[0])); i++) {
+        int p = i < 39 ? i + 2 : extra[i - 39], q = ucoll__ceil_log2(p), before = failures;
+        size_t nseg[] = {1, 2, (size_t)q, (size_t)q + 1, 2 * (size_t)q + 3, 3 * (size_t)q + 1};
+        world_t *w = world_create(p, 1);
+
+        for (size_t k = 0; k < sizeof(nseg) / sizeof(nseg[0]); k++) {
+            twotree_rounds_case(w, 0, nseg[k]);
+            twotree_rounds_case(w, p - 1, nseg[k]);
+            twotree_rounds_case(w, p / 2, nseg[k]);
+        }
+        for (int r = 0; r < p; r++) {
+            for (int b = 0; b < 2; b++) {
+                ucoll_twotree_t t;
+                ucoll__twotree_node(ucoll__srank(r, 1, p), p, 1, b, &t);
+                CHECK(t.depth <= ucoll__twotree_height(p), "p=%d: rank %d at depth %d of tree %d",
+                      p, r, t.depth, b);
+            }
+        }
+        world_destroy(w);
+        if (failures != before) {
+            printf("p=%-3d twotree rounds FAILED\n", p);
         }
     }
 }
@@ -826,6 +968,7 @@ int main(int argc, char **argv)
     test_outstanding();
     test_clock();
     test_more_p();
+    test_twotree_rounds();
     for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++) {
         int before = failures;
         sweep(ps[i]);

@@ -46,20 +46,26 @@ int ucoll__bcast_scatter_steps(ucoll_sched_t *s, char *buf, size_t bytes, int sr
  * over sranks of root: srank 0 feeds both tree roots, and every other
  * srank is a node of tree b = 0 (A) and b = 1 (B), interior in at most one
  * of them. A rank's place in tree b: its depth (0 at srank 0, 1 at the
- * tree's root), parent and children as comm ranks (parent -1 at srank 0).
- * p >= 2. */
+ * tree's root), parent and children as comm ranks (parent -1 at srank 0),
+ * and the edge colouring's timetable: tree b's i-th segment reaches the
+ * rank in round 2i + first (first = -1 at srank 0) and child c in round
+ * 2i + cfirst[c]. A rank's two firsts, and its children's cfirsts, have
+ * different parities: one segment in and one out per round. p >= 2. */
 typedef struct ucoll_twotree {
     int depth;
     int parent;
+    int first;
     int child[2];
+    int cfirst[2];
     int nchild;
 } ucoll_twotree_t;
 void ucoll__twotree_node(int sr, int p, int root, int b, ucoll_twotree_t *t);
-/* The greatest depth of a rank in either tree: ⌊log2(p-1)⌋ + 1 (p >= 2). */
+/* The greatest depth of a rank in either tree: ⌈log2 p⌉ (p >= 2). */
 int ucoll__twotree_height(int p);
 /* Two-tree broadcast of bytes at buf from root, cut into segments of seg
- * bytes: even segments down tree A, odd ones down tree B, a step per round
- * (see twotree.c); usable inside another schedule (allreduce twotree).
+ * bytes: even segments down tree A, odd ones down tree B, each rank
+ * receiving at most one and sending at most one per round (see
+ * twotree.c); usable inside another schedule (allreduce twotree).
  * p >= 2, bytes > 0. */
 int ucoll__bcast_twotree_steps(ucoll_sched_t *s, char *buf, size_t bytes, size_t seg, int root);
 

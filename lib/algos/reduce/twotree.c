@@ -1,6 +1,7 @@
 /*
- * Reduce up two complementary binary trees: the two-tree broadcast
- * (bcast/twotree.c) run backwards.
+ * Reduce up the two complementary binary trees of the two-tree broadcast
+ * (bcast/twotree.c), run backwards; not on that broadcast's edge
+ * colouring, though: each step moves a segment up each tree, as below.
  *
  * The vector is cut into n segments of s elements; even segments are
  * reduced up tree A, odd ones up tree B, and srank 0 (the root) folds what
