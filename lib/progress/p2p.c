@@ -435,6 +435,59 @@ static void get_done(ucoll_p2p_t *p, ucoll_req_t *req, int err)
     req->u.p2p.peer_cookie = 0;
 }
 
+static void track(ucoll_p2p_t *p, ucoll_req_t *req, ucoll_tl_op_t *op, int what, int ret);
+
+static void discard_done(ucoll_req_t *req)
+{
+    free(req->u.p2p.buf);
+    ucoll__req_release(req);
+}
+
+/*
+ * A tagged receive of the RNDV_TAG protocol ended without its data (it was
+ * withdrawn: its call failed or timed out) after its CTS had gone out. The
+ * sender's tagged send is on its way or already waiting in UCX, which
+ * cannot cancel a send: it would hold the sender's buffer, and the
+ * sender's call, forever. Such a send gets a receive of its own, into a
+ * buffer that is freed when it completes (or when the sender fails). Not
+ * for a sender that has failed, nor while finalizing (the sender's own
+ * finalize gives up on the send within seconds), nor for such a receive
+ * itself (comm NULL).
+ */
+static void rndv_tag_discard(ucoll_p2p_t *p, const ucoll_req_t *req)
+{
+    const struct ucoll_p2p_req *s = &req->u.p2p;
+    ucoll_tl_op_t *op;
+    ucoll_req_t *d;
+    int ret;
+
+    if (s->comm == NULL || p->closed || ucoll__tl_failed(p->ctx, s->world)) {
+        return;
+    }
+    d = ucoll__req_alloc(p->ctx, UCOLL_REQ_RECV);
+    if (d == NULL) {
+        return;
+    }
+    d->cb = discard_done;
+    d->u.p2p.world = s->world;
+    d->u.p2p.seq = s->seq;
+    d->u.p2p.ctx_id = UINT32_MAX; /* no communicator's: no call waits for it */
+    d->u.p2p.bytes = d->u.p2p.rlen = s->rlen;
+    d->u.p2p.buf = malloc(s->rlen ? s->rlen : 1);
+    op = d->u.p2p.buf ? ucoll__tl_op_alloc(p->tl, d, OP_RECV_TAG) : NULL;
+    if (op == NULL) {
+        ucoll_warn("no memory to take a withdrawn receive's data from rank %d: its send may "
+                   "wait until finalize", s->world);
+        discard_done(d);
+        return;
+    }
+    ucoll_debug("receive of %zu bytes from rank %d withdrawn after its CTS: its data is taken "
+                "and dropped", s->rlen, s->world);
+    ret = ucoll__tl_tag_recv(p->tl, op, d->u.p2p.buf, s->rlen,
+                             ((uint64_t)s->world << 32) | s->seq);
+    track(p, d, op, OP_RECV_TAG, ret);
+}
+
 /* tl->op_done: completion of a transport operation started for a request
  * (the transport has freed the op). */
 static void op_done(void *arg, int what, int err)
@@ -449,6 +502,9 @@ static void op_done(void *arg, int what, int err)
     }
     if (what == OP_GET) {
         get_done(p, req, err);
+    }
+    if (what == OP_RECV_TAG && err != UCOLL_OK) {
+        rndv_tag_discard(p, req);
     }
     ucoll__req_complete(req, err);
 }
@@ -708,6 +764,8 @@ static void start_recv(ucoll_p2p_t *p, ucoll_req_t *req, p2p_msg_t *msg)
             ucoll__req_complete(req, UCOLL_ERR_NOMEM);
             return;
         }
+        s->seq = h->seq;
+        s->rlen = h->len;
         ret =
             ucoll__tl_tag_recv(p->tl, op, s->buf, h->len, ((uint64_t)h->src_world << 32) | h->seq);
         /* clear to send only with a receive posted: a receive that failed on
@@ -1747,6 +1805,13 @@ int ucoll__p2p_wait_blocking(ucoll_req_t *req, ucoll_status_t *status)
             ucoll__req_release(req);
         } else {
             req->cb = orphan_done;
+            if (req->kind == UCOLL_REQ_RECV && req->u.p2p.op) {
+                /* matched, but its data not flowing yet (RNDV_TAG's tagged
+                 * receive, still waiting in UCX): withdrawn there too, so
+                 * nothing lands in the buffer; the sender's data is taken
+                 * and dropped (rndv_tag_discard). Anything else runs on. */
+                ucoll__tl_op_cancel(p->tl, req->u.p2p.op);
+            }
         }
         return ret;
     }

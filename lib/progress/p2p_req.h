@@ -27,7 +27,9 @@ struct ucoll_p2p_req {
     int world; /* job rank of peer; -1 for ANY_SOURCE */
     int any_tag;
     uint32_t ctx_id;
-    uint32_t seq;             /* send: sequence number of the message */
+    uint32_t seq;             /* send: sequence number of the message; RNDV_TAG
+                               * receive: the announced message's */
+    size_t rlen;              /* RNDV_TAG receive: the announced message's size */
     int proto;                /* UCOLL_PROTO_* once chosen or matched */
     int inflight;             /* peer_link is in a peer's in-flight list */
     ucoll_match_recv_t match; /* receive: its entry in the matching queues */

@@ -6,7 +6,9 @@
  *   p2p_test killwild  the other ranks die at once; rank 0's ANY_SOURCE
  *                    receive (no endpoint to them yet) must fail
  *   p2p_test timeout with UCOLL_TIMEOUT=1, a wait for a message not sent yet
- *                    times out, the request stays valid and completes later
+ *                    times out, the request stays valid and completes later;
+ *                    a rendezvous receive withdrawn after its CTS does not
+ *                    leave its sender waiting (run_timeout_rndv)
  * Cases: argument errors, self, zero bytes, sizes 0..64 MiB across the
  * eager/rendezvous threshold (content checked), wildcards (and the
  * specific-vs-wildcard posting order), order across the eager/rendezvous
@@ -509,6 +511,56 @@ static int run_kill(int wild)
     _exit(failures ? 1 : 0);
 }
 
+/* A rendezvous receive withdrawn after it answered the announcement (CTS;
+ * only with UCOLL_RNDV_MODE=tag): rank 1 announces 1 MiB and then sleeps without
+ * progress, so that its send starts only after rank 0's receive timed out.
+ * UCX cannot cancel that send; rank 0 must take and drop its data, or
+ * rank 1's send never completes. Nothing may land in rank 0's buffer. */
+static void run_timeout_rndv(void)
+{
+    enum { BIG = 1 << 20 };
+    char *big = malloc(BIG);
+    ucoll_req_t *r;
+    int ret, tries = 0;
+
+    if (big == NULL) {
+        FAIL("no memory");
+        return;
+    }
+    if (getenv("UCOLL_RNDV_MODE") == NULL || strcmp(getenv("UCOLL_RNDV_MODE"), "tag") != 0) {
+        free(big); /* other mechanisms take the data without the sender */
+        return;
+    }
+    memset(big, me == 0 ? 0x5a : 0x33, BIG);
+    if (me == 0) {
+        ret = ucoll_recv(big, BIG, UCOLL_BYTE, 1, 96, world, NULL);
+        if (ret != UCOLL_ERR_TIMEOUT) {
+            FAIL("rendezvous receive returned %s, expected a timeout", ucoll_strerror(ret));
+        }
+        sleep(3); /* rank 1's send goes out meanwhile */
+        sync_all(1);
+        for (size_t i = 0; i < BIG; i++) {
+            if (big[i] != 0x5a) {
+                FAIL("a withdrawn rendezvous receive was written to at byte %zu", i);
+                break;
+            }
+        }
+    } else if (me == 1) {
+        OK(ucoll_isend(big, BIG, UCOLL_BYTE, 0, 96, world, &r));
+        sleep(2); /* no progress: the CTS waits, rank 0 times out */
+        while ((ret = ucoll_wait(r, NULL)) == UCOLL_ERR_TIMEOUT && ++tries < 5) {
+        }
+        if (ret != UCOLL_OK) {
+            FAIL("a send whose receive was withdrawn after its CTS: %s after %d s",
+                 ucoll_strerror(ret), tries + 1);
+        }
+        sync_all(1);
+    } else {
+        sync_all(1);
+    }
+    free(big);
+}
+
 static void run_timeout(void)
 {
     struct timespec t0;
@@ -555,6 +607,7 @@ static void run_timeout(void)
         v = 4321;
         OK(ucoll_send(&v, 1, UCOLL_INT32, 0, 97, world));
     }
+    run_timeout_rndv();
 }
 
 int main(int argc, char **argv)
