@@ -1580,6 +1580,9 @@ void ucoll__p2p_cleanup(ucoll_ctx_t *ctx)
             inflight_del(req);
             handle_put(p, req);
             reg_put(p, req);
+            if (req->cb == discard_done) {
+                discard_done(req); /* the engine's own: its buffer goes with it */
+            }
         }
         ucoll_list_for_each_safe(pos, tmp, &p->peers[i].ooo)
         {
