@@ -27,6 +27,10 @@ one "RESULT ..." line for scripts (bench/weight_bcast_vs_gloo.sh).
                          the first one pays connections and first touches)
   --fresh                new bucket buffers for every broadcast (default:
                          allocated and touched once, reused)
+  --flat                 the model's tensors live in the bucket buffers (as
+                         FSDP's flat parameters or DDP's bucket views): set up
+                         once, untimed; a broadcast is then the buckets'
+                         broadcasts alone, no flatten and no unflatten copy
 
 Run (from the project root, after ninja -C build):
   PYTHONPATH=build/python build/launcher/ucollrun -n 4 \\
@@ -232,7 +236,37 @@ def staging(buckets_of):
     return [torch.zeros(sum(t.numel() for t in b), dtype=b[0].dtype) for b in buckets_of]
 
 
-def broadcast_state(comm, buckets_of, flats):
+def make_flat(model, names, buckets_of, flats):
+    """--flat: copy every tensor into its bucket's buffer once and make the
+    model's parameter (or buffer) a view of it, so that what lands in the
+    buffer is the weight itself. Returns the new state tensors (views), in
+    the order of names."""
+    where = {}
+    i = 0
+    for b, f in zip(buckets_of, flats):
+        off = 0
+        for t in b:
+            n = t.numel()
+            view = f[off:off + n].view_as(t)
+            view.copy_(t)
+            where[names[i]] = view
+            off += n
+            i += 1
+    with torch.no_grad():
+        for name in names:
+            mod_name, _, leaf = name.rpartition(".")
+            mod = model.get_submodule(mod_name) if mod_name else model
+            if leaf in mod._parameters:
+                mod._parameters[leaf].data = where[name]
+            else:
+                mod._buffers[leaf] = where[name]
+    state = model.state_dict()
+    for name in names:
+        assert state[name].data_ptr() == where[name].data_ptr(), name
+    return [state[k] for k in names]
+
+
+def broadcast_state(comm, buckets_of, flats, flat=False):
     """One bucketed broadcast of the buckets' tensors from rank 0 through the
     flat buffers; returns seconds. Copies overlap the transfers: rank 0
     posts each bucket's broadcast as soon as it is flattened, the others
@@ -240,7 +274,10 @@ def broadcast_state(comm, buckets_of, flats):
     arrived, while the later ones are still in flight."""
     comm.barrier()
     t0 = time.perf_counter()
-    if comm.rank == 0:
+    if flat:  # the weights are the buffers: broadcast them, nothing to copy
+        for r in [comm.ibcast(f) for f in flats]:
+            r.wait()
+    elif comm.rank == 0:
         reqs = []
         for b, f in zip(buckets_of, flats):
             torch.cat([t.reshape(-1) for t in b], out=f)
@@ -266,6 +303,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=1, help="untimed broadcasts first")
     ap.add_argument("--fresh", action="store_true",
                     help="new (untouched) bucket buffers for every broadcast")
+    ap.add_argument("--flat", action="store_true",
+                    help="the model's tensors are views of the bucket buffers: no copies")
     args = ap.parse_args()
     torch.set_num_threads(1)
 
@@ -285,15 +324,20 @@ def main():
               f"{len(tensors)} tensors, {nbytes / 1e9:.3f} GB in {len(buckets_of)} buckets "
               f"of <= {args.bucket_mb:g} MiB", flush=True)
 
+    if args.flat and args.fresh:
+        ap.error("--flat keeps the weights in the bucket buffers: no --fresh")
     times = []
     flats = staging(buckets_of)
+    if args.flat:
+        tensors = make_flat(model, names, buckets_of, flats)
+        buckets_of = make_buckets(tensors, bucket_bytes)
     for it in range(args.warmup + args.iters):
         if rank != 0:
             for t in tensors:
                 t.zero_()
         if args.fresh and it > 0:
             flats = staging(buckets_of)
-        dt = comm.max(broadcast_state(comm, buckets_of, flats))
+        dt = comm.max(broadcast_state(comm, buckets_of, flats, args.flat))
         warm = it < args.warmup
         if not warm:
             times.append(dt)
@@ -313,7 +357,7 @@ def main():
     if rank == 0:
         print(f"checksums: {'all ' + str(len(names)) + ' tensors identical on every rank' if nbad == 0 else str(nbad) + ' mismatches'}")
         print(f"RESULT backend={comm.name} p={p} params={nparams} dtype={args.dtype} "
-              f"bytes={nbytes} buckets={len(buckets_of)} median_s={med:.4f} "
+              f"bytes={nbytes} buckets={len(buckets_of)} mode={'flat' if args.flat else 'copy'} median_s={med:.4f} "
               f"GBps={nbytes / med / 1e9:.3f} times={','.join(f'{t:.4f}' for t in times)} "
               f"check={'ok' if nbad == 0 else 'FAILED'}", flush=True)
     comm.close()
