@@ -39,6 +39,7 @@
 #define MAX_SIZES 32
 #define TAG_TIME  77
 #define REPS      3 /* measurements of each candidate, median taken */
+#define FINAL_REPS 5 /* default and best measured again, alternating */
 
 static int rank, size;
 
@@ -355,8 +356,10 @@ typedef struct {
     char algo[32];
     size_t seg;
     unsigned radix;
-    double best, dflt;
-    char others[512]; /* the measured times, for the comment */
+    double best, dflt, again; /* again: the best measured beside the default */
+    char dalgo[32];           /* the default selection's algorithm */
+    int same;                 /* the default chose the best's algorithm and parameters */
+    char others[512];         /* the measured times, for the comment */
 } point_t;
 
 static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int iters_opt, FILE *f)
@@ -366,7 +369,9 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
     static const size_t segs[] = {16 << 10, 64 << 10, 256 << 10};
     static const unsigned radices[] = {2, 4, 8};
     point_t pts[MAX_SIZES];
-    int np = 0;
+    int np = 0, within = 0;
+    double worst = 0;
+    char worst_at[32] = "-";
     sweep_t s = {c, NULL, NULL, 0};
 
     s.cap = UCOLL_MAX(hi, (size_t)64) * (size_t)size;
@@ -459,25 +464,57 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
                 pt->radix = radix;
             }
         }
+        /* the default's choice, from the runtime's own selection */
         set_params(ctx, c, NULL, 0, 0);
         {
-            double td[REPS];
+            ucoll_algo_params_t prm = {0};
+            const ucoll_algo_t *d = ucoll__algo_select(w, &a, &prm);
 
-            for (int rep = 0; rep < REPS; rep++) {
+            snprintf(pt->dalgo, sizeof(pt->dalgo), "%s", d ? d->id : "-");
+            pt->same = d && !strcmp(d->id, pt->algo) && prm.seg_size == pt->seg &&
+                       prm.radix == pt->radix;
+        }
+        /* default against best, measured afresh and in alternation: the
+         * best's own figure is the least of several noisy medians, biased
+         * low, which would charge the default with noise */
+        {
+            double td[FINAL_REPS], tb[FINAL_REPS];
+
+            ucoll_bcast(&pt->seg, sizeof(pt->seg), UCOLL_BYTE, 0, w);
+            ucoll_bcast(&pt->radix, sizeof(pt->radix), UCOLL_BYTE, 0, w);
+            for (int rep = 0; rep < FINAL_REPS; rep++) {
+                set_params(ctx, c, NULL, 0, 0);
                 td[rep] = measure(ctx, &s, bytes, iters);
+                set_params(ctx, c, pt->algo, pt->seg, pt->radix);
+                tb[rep] = measure(ctx, &s, bytes, iters);
             }
-            qsort(td, REPS, sizeof(double), cmp_double);
-            pt->dflt = td[REPS / 2];
+            set_params(ctx, c, NULL, 0, 0);
+            qsort(td, FINAL_REPS, sizeof(double), cmp_double);
+            qsort(tb, FINAL_REPS, sizeof(double), cmp_double);
+            pt->dflt = td[FINAL_REPS / 2];
+            pt->again = tb[FINAL_REPS / 2];
         }
         if (rank == 0) {
-            printf("%-22s %10zu  best %-14s %10.2f us%s%s  default %10.2f us  default/best %.2f\n",
-                   ucoll__coll_name(c), bytes, pt->algo, pt->best * 1e6,
-                   pt->seg ? " seg" : "", pt->radix ? " radix" : "", pt->dflt * 1e6,
-                   pt->dflt / pt->best);
+            printf("%-22s %10zu  best %-14s %10.2f us%s%s  default %-14s %10.2f us  "
+                   "default/best %.2f%s\n",
+                   ucoll__coll_name(c), bytes, pt->algo, pt->again * 1e6, pt->seg ? " seg" : "",
+                   pt->radix ? " radix" : "", pt->dalgo, pt->dflt * 1e6, pt->dflt / pt->again,
+                   pt->same ? " (same choice)" : "");
             fflush(stdout);
+            if (pt->same || pt->dflt <= 1.10 * pt->again) {
+                within++;
+            }
+            if (!pt->same && pt->dflt / pt->again > worst) {
+                worst = pt->dflt / pt->again;
+                snprintf(worst_at, sizeof(worst_at), "%zu B", bytes);
+            }
         }
     }
     if (rank == 0) {
+        printf("# %s at p = %d: default within 1.10x of the best at %d of %d sizes "
+               "(the same choice counts); worst other %.2f at %s\n",
+               ucoll__coll_name(c), size, within, np, worst, worst_at);
+        fflush(stdout);
         /* size i covers [geometric middle with i-1, with i+1); equal
          * neighbours merge */
         fprintf(f, "# %s at p = %d, us per call (slowest rank):\n", ucoll__coll_name(c), size);
