@@ -16,16 +16,33 @@
  * land while the last one is being folded. Commutative ops (every
  * predefined op is), as the other trees.
  *
- * Cost: per step a rank sends up to two segments (one up each tree) and
+ * Cost, n segments of s bytes (the last one r ≤ s), a message of s bytes
+ * costing c = α + sβ and its fold g = sγ, h = ⌈log2 p⌉.
+ *
+ * p = 2: the trees are one edge, srank 1 a leaf of both. Its n sends have
+ * nothing to wait for and leave back to back, segment j reaching srank 0
+ * at U_j = (j + 1)c (the last one c_r = α + rβ); srank 0 folds them in
+ * order, one after the other. Two stages in tandem, so the last fold ends
+ * at the largest over j of U_j + the folds of segments j … n - 1:
+ * max over j of Σ_{i≤j} c_i + Σ_{i≥j} g_i, reached at j = 0, n - 2 or
+ * n - 1 (the segments but the last are alike); when a fold is quicker
+ * than a message, j = n - 1: (n - 1)c + c_r + rγ ≈ mβ + nα.
+ *
+ * p ≥ 3: per step a rank sends up to two segments (one up each tree) and
  * receives up to two (two children in one tree, or the two tree roots at
- * srank 0), and an interior rank folds two; as the broadcast, a pair of
- * segments per step over the tree height and the pipeline:
- * (2⌈log2 p⌉ + n - 1)(α + sβ) + (⌈log2 p⌉ + n)sγ ≈ mβ + mγ + O(α log p)
- * for large m. It idealises the ports: a leaf's segments are ready at
- * once and leave ahead of the folded ones behind the same send port, and
- * two children contend for one receive port: the simulator comes out at
- * 0.86-1.09 times it from 64 KiB to 16 MiB at p = 64 … 1024, and nearer
- * 2mβ when the segments are many more than the model picks.
+ * srank 0), and an interior rank folds two. Segment 0 climbs tree A alone:
+ * a rank receives its two children one after the other, so 2(h - 1)
+ * messages up to A's root and one more to srank 0, 2h - 1 in all, with one
+ * fold per level; the other n - 1 follow one message apart at srank 0's
+ * receive port:
+ * (2h + n - 2)(α + sβ) + (h + n)sγ ≈ mβ + mγ + O(α log p) for large m.
+ * At n = 1 that is the simulator's time where every level of A below its
+ * root has two children (p = 4, 8, 64; p = 3 and 5 have lone children and
+ * are quicker). It idealises the ports beyond: a leaf's segments are ready
+ * at once and leave ahead of the folded ones behind the same send port,
+ * and two children contend for one receive port, so with many segments
+ * the simulator comes out above it, nearer 2mβ (1.3-1.6 times it at 64 KiB
+ * to 4 MiB for p = 8, 64 with α = 0.84 µs, β = 0.165 ns/B).
  */
 #include "reduce.h"
 #include "algos/bcast/bcast.h"
@@ -37,11 +54,28 @@ size_t ucoll__twotree_seg_elems(const ucoll_coll_args_t *a, const ucoll_algo_par
     return UCOLL_MAX(seg, (size_t)1);
 }
 
+/* p = 2 (see the header comment): segment j reaches srank 0 at
+ * Σ_{i≤j} c_i and the folds of segments j … n - 1 follow; the latest over
+ * j = 0, n - 2, n - 1 (linear in j between 0 and n - 2). */
+static double twotree_pair_cost(size_t n, double c, double c_r, double g, double g_r)
+{
+    size_t cand[3] = {0, n >= 2 ? n - 2 : 0, n - 1};
+    double t = 0;
+
+    for (int k = 0; k < 3; k++) {
+        size_t j = cand[k];
+        double up = j + 1 < n ? (double)(j + 1) * c : (double)(n - 1) * c + c_r;
+        t = UCOLL_MAX(t, up + (double)(n - 1 - j) * g + g_r);
+    }
+    return t;
+}
+
 double ucoll__twotree_reduce_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
                                   const ucoll_model_t *m)
 {
     size_t seg, n;
-    double sb;
+    double sb, rb;
+    int h;
 
     if (p == 1 || a->count == 0) {
         return 0;
@@ -49,8 +83,13 @@ double ucoll__twotree_reduce_cost(const ucoll_coll_args_t *a, int p, const ucoll
     seg = ucoll__twotree_seg_elems(a, prm, p);
     n = (a->count + seg - 1) / seg;
     sb = (double)UCOLL_MIN(seg, a->count) * a->esize;
-    return (2 * ucoll__ceil_log2(p) + (double)n - 1) * (m->alpha + sb * m->beta) +
-           (ucoll__ceil_log2(p) + (double)n) * sb * m->gamma;
+    if (p == 2) {
+        rb = (double)(a->count - (n - 1) * seg) * a->esize;
+        return twotree_pair_cost(n, m->alpha + sb * m->beta, m->alpha + rb * m->beta, sb * m->gamma,
+                                 rb * m->gamma);
+    }
+    h = ucoll__ceil_log2(p);
+    return (2 * h + (double)n - 2) * (m->alpha + sb * m->beta) + (h + (double)n) * sb * m->gamma;
 }
 
 int ucoll__reduce_twotree_steps(ucoll_sched_t *s, const ucoll_coll_args_t *a, size_t seg, char *acc)
