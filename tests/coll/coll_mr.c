@@ -192,8 +192,45 @@ static void one_case(ucoll_comm_t *comm, int op, int root, size_t n, int in_plac
     free(rc);
 }
 
+static double mono_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* one clock for every process of the machine */
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A barrier must hold every rank until the last one has entered: each rank
+ * in turn enters 20 ms late, and no rank may leave before it entered (the
+ * times go round with an allgather, after the barrier under test). */
+static void barrier_holds(ucoll_comm_t *comm)
+{
+    int p = ucoll_comm_size(comm), r = ucoll_comm_rank(comm);
+    double *all = calloc(2 * (size_t)p, sizeof(double)), mine[2];
+    struct timespec late = {0, 20 * 1000 * 1000};
+
+    for (int turn = 0; turn < (p < 4 ? p : 4) && all; turn++) {
+        cases++;
+        if (r == turn) {
+            nanosleep(&late, NULL);
+        }
+        mine[0] = mono_s();
+        CHECK(ucoll_barrier(comm) == UCOLL_OK, "barrier (rank %d late)", turn);
+        mine[1] = mono_s();
+        CHECK(ucoll_allgather(mine, all, 2, UCOLL_FLOAT64, comm) == UCOLL_OK, "allgather of times");
+        for (int i = 0; i < p; i++) {
+            CHECK(mine[1] >= all[2 * i], "barrier: rank %d left %.3f ms before rank %d entered", r,
+                  (all[2 * i] - mine[1]) * 1e3, i);
+        }
+    }
+    free(all);
+}
+
 static void sweep(ucoll_comm_t *comm, int op, int large)
 {
+    if (op == OP_BARRIER) {
+        barrier_holds(comm);
+    }
     int p = ucoll_comm_size(comm);
     size_t counts[] = {0, 1, 7, (size_t)(3 * p + 1), 4099};
     unsigned rot = 0;

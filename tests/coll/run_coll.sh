@@ -16,7 +16,7 @@ set -euo pipefail
 kind=$1 launcher=$2 prog=$3 n=$4 set=$5
 shift 5
 declare -A algos=(
-  [barrier]="dissemination tree linear rdbl knomial knomial_tree shm"
+  [barrier]="dissemination tree linear rdbl knomial knomial_tree shm_release shm"
   [bcast]="binomial scag_ring scag_rdbl linear chain pipeline knomial bintree pipe_bintree kchain twotree karytree balanced vchain kchain_opt pipe_knomial circulant shm"
   [reduce]="binomial rabenseifner linear pipeline inorder_bintree knomial twotree shm"
   [allreduce]="rdbl rabenseifner ring reduce_bcast knomial sra_knomial twotree shm"

@@ -6,7 +6,7 @@
 const ucoll_algo_t *const ucoll__barrier_algos[] = {
     &ucoll__barrier_dissemination, &ucoll__barrier_tree,    &ucoll__barrier_linear,
     &ucoll__barrier_rdbl,          &ucoll__barrier_knomial, &ucoll__barrier_knomial_tree,
-    &ucoll__barrier_shm,
+    &ucoll__barrier_shm_release,   &ucoll__barrier_shm,
     &ucoll__barrier_hier,
     NULL,
 };

@@ -13,5 +13,6 @@ extern const ucoll_algo_t ucoll__barrier_rdbl;
 extern const ucoll_algo_t ucoll__barrier_knomial;
 extern const ucoll_algo_t ucoll__barrier_knomial_tree;
 extern const ucoll_algo_t ucoll__barrier_shm;
+extern const ucoll_algo_t ucoll__barrier_shm_release;
 
 #endif
