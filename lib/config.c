@@ -126,10 +126,14 @@ static const cfg_row_t cfg_table[] = {
      "collectives through shared memory mapped by UCX: auto (on communicators whose ranks share "
      "a node and reach each other's memory), off",
      OFF(shm), shm_names},
-    /* 256k: measured at p = 2 (shm rows, UCX 1.13.1): 64k regions make a
-     * 16 MiB bcast 1.3x slower and a 1 MiB allreduce 1.25x; 1m and 4m gain
-     * within the noise (0.8-1.1x) at four to sixteen times the memory */
-    {"SHM_SIZE", CFG_SIZE, "256k",
+    /* 1m, measured with the shm rows (UCX 1.13.1, 2 cores): against 256k,
+     * at p = 4 (each step of a piece waits for descheduled ranks) bcast
+     * 256 KiB-4 MiB takes 0.46-0.63x the time, allgather 0.65-0.8x, reduce
+     * 1-2 MiB 0.7x; at p = 2 bcast 512 KiB-4 MiB 0.85-0.9x, reduce and
+     * allreduce 4 MiB 0.9x. 2m and 4m lose at p = 2 (reduce 1-4 MiB 1.3-1.4x:
+     * the chunks no longer stay in cache), and 64k made a 16 MiB bcast 1.3x
+     * slower. The memory: 1 MiB per rank per communicator that uses it. */
+    {"SHM_SIZE", CFG_SIZE, "1m",
      "bytes of each rank's shared-memory region per communicator (larger messages go through "
      "it in pieces)",
      OFF(shm_size), NULL, 4096, 1 << 30, 0, "4k to 1g"},
