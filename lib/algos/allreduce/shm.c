@@ -24,8 +24,25 @@
  *   of descheduled peers, when ranks outnumber processing units, counted
  *   for the first chunk only).
  *
+ * pipelined to the root (reduce only): the region's data area is two
+ * slots; the others copy chunk k of their input into slot k mod 2 and
+ * publish pos(s, k+1) (end(s) for the last chunk: they are then done),
+ * once the root is through chunk k-2 (its pos(s, k-1)); the root reduces
+ * chunk k straight into rbuf, in rank order, its own input read from
+ * sbuf, as soon as every other rank has published chunk k, then publishes
+ * pos(s, k+1), and end(s) after the last. The root copies nothing (but
+ * its own chunk, into its slot, when it reduces in place and is not rank
+ * 0: rank order would overwrite its input before reading it), and its
+ * reductions overlap the others' copies: with c bytes a chunk and n
+ * chunks, a two-stage pipeline,
+ *   Cost: 2·α_shm + (n-1)·α_shm' + c·λ + (p-1)·c·γ
+ *         + (n-1)·max(c·λ, (p-1)·c·γ)         (α_shm' without a wake-up).
+ *   At p = 2 the sliced way costs the root a copy of its input, half a
+ *   reduction and a copy of the result per chunk, this one a reduction.
+ *
  * Which one runs depends on m, p, the region size and the segment size
- * (when set, one-shot up to one segment): inputs every rank shares.
+ * (when set, one-shot up to one segment): inputs every rank shares (the
+ * root's in-place flag is not one of them: it only decides that copy).
  */
 #include "allreduce.h"
 #include "dtype.h"
@@ -36,8 +53,8 @@
 
 #define ALIGN64(_x) (((_x) + 63) & ~(size_t)63)
 
-/* op->aux: 0 one-shot, 1 sliced; op->root: the reduce's root, or -1. */
-enum { WAY_ONESHOT = 0, WAY_SLICED = 1 };
+/* op->aux: the way; op->root: the reduce's root, or -1. */
+enum { WAY_ONESHOT = 0, WAY_SLICED = 1, WAY_ROOTPIPE = 2 };
 
 /* Elements per chunk of the sliced way: input plus the largest slice fit
  * the data area. */
@@ -94,26 +111,89 @@ static double sliced_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_pa
            bytes * lambda_of(m) + f * bytes * (gamma_of(m) + 2 * lambda_of(m));
 }
 
+static double rootpipe_time(const ucoll_coll_args_t *a, int p, const ucoll_model_t *m, size_t ce)
+{
+    double n = (double)((a->count + ce - 1) / ce);
+    double c = (double)(UCOLL_MIN(ce, a->count) * a->esize), lam = lambda_of(m);
+    double red = (p - 1) * c * gamma_of(m);
+
+    return 2 * ucoll__shm_hop(m) + (n - 1) * (ucoll__shm_hop(m) - m->wake) + c * lam + red +
+           (n - 1) * UCOLL_MAX(c * lam, red);
+}
+
+/* Elements per chunk of the pipelined-to-root way: two fit the data area;
+ * the segment size when set, else the quickest under the model of a
+ * slot, a half and a quarter of it (smaller chunks lost here: 64 KiB ones
+ * made 1-4 MiB at p = 2 1.1-1.4x slower than 128-512 KiB ones, whose
+ * times were alike but at 512 KiB, which a whole slot cut in two unequal
+ * chunks); 0 where the positions of one call would run out. */
+static size_t rootpipe_chunk(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                             const ucoll_model_t *m)
+{
+    size_t es = a->esize, slot = (prm->shm_data / 2) & ~(size_t)63, ce, best;
+
+    if (slot < es || a->count == 0) {
+        return 0;
+    }
+    ce = slot / es;
+    if (prm->seg_size) {
+        ce = UCOLL_MIN(ce, UCOLL_MAX(prm->seg_size / es, (size_t)1));
+    } else {
+        best = ce;
+        for (int h = 0; h < 2 && ce * es >= 8192 && ce > 1; h++) {
+            ce /= 2;
+            if (rootpipe_time(a, p, m, ce) < rootpipe_time(a, p, m, best)) {
+                best = ce;
+            }
+        }
+        ce = best;
+    }
+    if (a->count / ce + 2 >= UCOLL_SHM_MAX_STEPS) {
+        return 0;
+    }
+    return ce;
+}
+
+static double rootpipe_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                            const ucoll_model_t *m)
+{
+    size_t ce = rootpipe_chunk(a, p, prm, m);
+
+    return ce == 0 ? 1e30 : rootpipe_time(a, p, m, ce);
+}
+
 /* The way for the call: one-shot when the vector fits a region (one
- * segment when the segment size is set) and the model prefers it. */
+ * segment when the segment size is set) and the model prefers it; for a
+ * reduce, pipelined to the root where the model prefers that. */
 static int shm_way(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
                    const ucoll_model_t *m)
 {
     size_t bytes = a->count * a->esize;
+    int way;
 
     if (bytes > prm->shm_data) {
-        return WAY_SLICED;
+        way = WAY_SLICED;
+    } else if (prm->seg_size) {
+        way = bytes <= prm->seg_size ? WAY_ONESHOT : WAY_SLICED;
+    } else {
+        way = oneshot_cost(a, p, m) <= sliced_cost(a, p, prm, m) ? WAY_ONESHOT : WAY_SLICED;
     }
-    if (prm->seg_size) {
-        return bytes <= prm->seg_size ? WAY_ONESHOT : WAY_SLICED;
+    if (a->coll == UCOLL_COLL_REDUCE &&
+        rootpipe_cost(a, p, prm, m) <
+            (way == WAY_ONESHOT ? oneshot_cost(a, p, m) : sliced_cost(a, p, prm, m))) {
+        way = WAY_ROOTPIPE;
     }
-    return oneshot_cost(a, p, m) <= sliced_cost(a, p, prm, m) ? WAY_ONESHOT : WAY_SLICED;
+    return way;
 }
 
 double ucoll__allreduce_shm_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
                                  const ucoll_model_t *m)
 {
-    return shm_way(a, p, prm, m) == WAY_ONESHOT ? oneshot_cost(a, p, m) : sliced_cost(a, p, prm, m);
+    switch (shm_way(a, p, prm, m)) {
+    case WAY_ONESHOT: return oneshot_cost(a, p, m);
+    case WAY_ROOTPIPE: return rootpipe_cost(a, p, prm, m);
+    default: return sliced_cost(a, p, prm, m);
+    }
 }
 
 /* dst = in_0 op in_1 op ... op in_{p-1}, n elements at byte offset off of
@@ -216,6 +296,55 @@ static int sliced_poll(ucoll_shm_op_t *op)
     }
 }
 
+static int rootpipe_poll(ucoll_shm_op_t *op)
+{
+    const ucoll_shm_t *sh = op->sh;
+    size_t es = op->esize, ce = op->chunk, slot = ALIGN64(ce * es);
+    uint64_t s = op->seq, nch = (op->count + ce - 1) / ce;
+    int me = sh->rank, p = sh->p, root = op->root;
+
+    for (; op->k < nch; op->k++) {
+        uint64_t k = op->k;
+        size_t off = (size_t)k * ce, len = UCOLL_MIN(ce, op->count - off);
+        char *mine = ucoll__shm_data(sh, me) + (k % 2) * slot;
+
+        if (me != root) {
+            /* my slot k mod 2 is free once the root is through chunk k-2
+             * (and, for the first two, once everyone is done with s-1) */
+            if (k < 2 ? !ucoll__shm_all_reached(op, ucoll__shm_end(s - 1))
+                      : ucoll__shm_load(sh, root) < ucoll__shm_pos(s, k - 1)) {
+                return UCOLL_SHM_AGAIN;
+            }
+            memcpy(mine, (const char *)op->sbuf + off * es, len * es);
+            ucoll__shm_post(sh, k + 1 == nch ? ucoll__shm_end(s) : ucoll__shm_pos(s, k + 1));
+            continue;
+        }
+        if (!ucoll__shm_all_reached(op, ucoll__shm_pos(s, k + 1))) {
+            return UCOLL_SHM_AGAIN;
+        }
+        {
+            const char *own = (const char *)op->sbuf + off * es;
+            char *dst = (char *)op->rbuf + off * es;
+            const void *x0, *x1;
+
+            if (op->sbuf == op->rbuf && root != 0) {
+                memcpy(mine, own, len * es); /* rank order writes dst before reading it */
+                own = mine;
+            }
+            x0 = root == 0 ? own : ucoll__shm_data(sh, 0) + (k % 2) * slot;
+            x1 = root == 1 ? own : ucoll__shm_data(sh, 1) + (k % 2) * slot;
+            ucoll__reduce(dst, x0, x1, len, (ucoll_dtype_t)op->dt, (ucoll_op_t)op->op);
+            for (int r = 2; r < p; r++) {
+                const void *xr = r == root ? own : ucoll__shm_data(sh, r) + (k % 2) * slot;
+
+                ucoll__reduce(dst, dst, xr, len, (ucoll_dtype_t)op->dt, (ucoll_op_t)op->op);
+            }
+        }
+        ucoll__shm_post(sh, k + 1 == nch ? ucoll__shm_end(s) : ucoll__shm_pos(s, k + 1));
+    }
+    return UCOLL_OK;
+}
+
 int ucoll__allreduce_shm_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
                                const ucoll_algo_params_t *prm, ucoll_req_t *req, int root)
 {
@@ -226,13 +355,22 @@ int ucoll__allreduce_shm_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
         ucoll__req_complete(req, UCOLL_OK); /* every rank knows: nothing to do */
         return UCOLL_OK;
     }
-    op = ucoll__shm_op_new(comm, a, req, way == WAY_ONESHOT ? oneshot_poll : sliced_poll);
+    op = ucoll__shm_op_new(comm, a, req,
+                           way == WAY_ONESHOT   ? oneshot_poll
+                           : way == WAY_SLICED  ? sliced_poll
+                                                : rootpipe_poll);
     if (op == NULL) {
         return UCOLL_ERR_NOMEM;
     }
     op->root = root;
     op->aux = (uint64_t)way;
-    op->chunk = way == WAY_SLICED ? sliced_chunk(a, comm->size, prm) : a->count;
+    op->chunk = way == WAY_SLICED     ? sliced_chunk(a, comm->size, prm)
+                : way == WAY_ROOTPIPE ? rootpipe_chunk(a, comm->size, prm, &prm->model)
+                                      : a->count;
+    ucoll_debug("comm %u: %s through shared memory, %s, %zu elements a chunk", comm->id,
+                ucoll__coll_name(a->coll),
+                way == WAY_ONESHOT ? "one-shot" : way == WAY_SLICED ? "sliced" : "pipelined to the root",
+                op->chunk);
     ucoll__shm_op_start(op);
     return UCOLL_OK;
 }
