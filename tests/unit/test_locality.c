@@ -9,34 +9,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "tests/expect.h"
 
-static int failures;
-
-#define CHECK(c, ...)                                                      \
-    do {                                                                   \
-        if (!(c)) {                                                        \
-            failures++;                                                    \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #c);            \
-            printf(__VA_ARGS__);                                           \
-            printf("\n");                                                  \
-        }                                                                  \
-    } while (0)
 
 static void set(ucoll_boot_t *b, int rank, int size, int lrank, int lsize, const char *peers,
                 int node, int nnodes)
 {
     b->rank = rank;
     b->size = size;
-    CHECK(ucoll__boot_set_locality(b, lrank, lsize, peers, node, nnodes) == UCOLL_OK, "status");
+    EXPECT_MSG(ucoll__boot_set_locality(b, lrank, lsize, peers, node, nnodes) == UCOLL_OK, "status");
 }
 
 static void expect_alone(const ucoll_boot_t *b, const char *what)
 {
-    CHECK(!b->locality_known, "%s: locality taken as known", what);
-    CHECK(b->local_size == 1 && b->local_rank == 0, "%s: local %d of %d", what, b->local_rank,
+    EXPECT_MSG(!b->locality_known, "%s: locality taken as known", what);
+    EXPECT_MSG(b->local_size == 1 && b->local_rank == 0, "%s: local %d of %d", what, b->local_rank,
           b->local_size);
-    CHECK(b->local_peers && b->local_peers[0] == b->rank, "%s: peers", what);
-    CHECK(b->node_id == b->rank && b->num_nodes == b->size, "%s: node %d of %d", what,
+    EXPECT_MSG(b->local_peers && b->local_peers[0] == b->rank, "%s: peers", what);
+    EXPECT_MSG(b->node_id == b->rank && b->num_nodes == b->size, "%s: node %d of %d", what,
           b->node_id, b->num_nodes);
 }
 
@@ -49,9 +39,9 @@ int main(void)
 
     /* everything said */
     set(&b, 5, 8, 1, 4, "4,5,6,7", 1, 2);
-    CHECK(b.locality_known && b.local_size == 4 && b.local_rank == 1, "full");
-    CHECK(b.local_peers[0] == 4 && b.local_peers[3] == 7, "peers in order");
-    CHECK(b.node_id == 1 && b.num_nodes == 2, "node %d of %d", b.node_id, b.num_nodes);
+    EXPECT_MSG(b.locality_known && b.local_size == 4 && b.local_rank == 1, "full");
+    EXPECT_MSG(b.local_peers[0] == 4 && b.local_peers[3] == 7, "peers in order");
+    EXPECT_MSG(b.node_id == 1 && b.num_nodes == 2, "node %d of %d", b.node_id, b.num_nodes);
 
     /* a missing local size: unknown, not "everyone is local" */
     set(&b, 5, 8, 1, -1, "4,5,6,7", 1, 2);
@@ -79,11 +69,11 @@ int main(void)
 
     /* missing node id: the node's smallest rank, the same on all of it */
     set(&b, 6, 8, 2, 4, "7,6,5,4", -1, -1);
-    CHECK(b.locality_known && b.node_id == 4 && b.num_nodes == 0, "node %d nodes %d", b.node_id,
+    EXPECT_MSG(b.locality_known && b.node_id == 4 && b.num_nodes == 0, "node %d nodes %d", b.node_id,
           b.num_nodes);
     /* missing local rank: the position in the list */
     set(&b, 6, 8, -1, 4, "7,6,5,4", 0, 2);
-    CHECK(b.locality_known && b.local_rank == 1, "local rank %d", b.local_rank);
+    EXPECT_MSG(b.locality_known && b.local_rank == 1, "local rank %d", b.local_rank);
 
     free(b.local_peers);
     if (failures) {

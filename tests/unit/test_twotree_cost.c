@@ -19,18 +19,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "tests/expect.h"
 
-static int failures, checked;
-
-#define CHECK(c, ...)                                           \
-    do {                                                        \
-        if (!(c)) {                                             \
-            failures++;                                         \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #c); \
-            printf(__VA_ARGS__);                                \
-            printf("\n");                                       \
-        }                                                       \
-    } while (0)
+static int checked;
 
 /* The simulated time of al's schedules on p dry ranks (no bytes move; the
  * buffers are fake), the segment size chosen from m as the runtime does. */
@@ -66,7 +57,7 @@ static double sim_time(const ucoll_algo_t *al, const ucoll_coll_args_t *a, int p
     for (int r = 0; r < p; r++) {
         done += req[r].complete;
     }
-    CHECK(done == p && ucoll__simnet_unmatched(net) == 0, "%s/%s p=%d count=%zu incomplete",
+    EXPECT_MSG(done == p && ucoll__simnet_unmatched(net) == 0, "%s/%s p=%d count=%zu incomplete",
           ucoll__coll_name(a->coll), al->id, p, a->count);
     t = ucoll__simnet_max_clock(net);
     for (int r = 0; r < p; r++) {
@@ -95,7 +86,7 @@ static void row(ucoll_coll_t coll, int p, size_t bytes, size_t seg, const ucoll_
     double t, f;
 
     if (al == NULL || al->cost == NULL) {
-        CHECK(0, "no twotree %s", ucoll__coll_name(coll));
+        EXPECT_MSG(0, "no twotree %s", ucoll__coll_name(coll));
         return;
     }
     t = sim_time(al, &a, p, &prm, m);
@@ -105,7 +96,7 @@ static void row(ucoll_coll_t coll, int p, size_t bytes, size_t seg, const ucoll_
            exact ? "" : " (not checked)");
     if (exact) {
         checked++;
-        CHECK(fabs(t - f) <= 1e-9 * t, "%s twotree p=%d %zu B seg %zu: sim %.9e s, formula %.9e s",
+        EXPECT_MSG(fabs(t - f) <= 1e-9 * t, "%s twotree p=%d %zu B seg %zu: sim %.9e s, formula %.9e s",
               ucoll__coll_name(coll), p, bytes, seg, t, f);
     }
 }

@@ -74,12 +74,11 @@ static int shm_release_poll(ucoll_shm_op_t *op)
     return UCOLL_OK;
 }
 
-static int shm_release_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
-                             const ucoll_algo_params_t *prm, ucoll_req_t *req)
+static int start_with(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_t *req,
+                      ucoll_shm_poll_t poll)
 {
-    ucoll_shm_op_t *op = ucoll__shm_op_new(comm, a, req, shm_release_poll);
+    ucoll_shm_op_t *op = ucoll__shm_op_new(comm, a, req, poll);
 
-    (void)prm;
     if (op == NULL) {
         return UCOLL_ERR_NOMEM;
     }
@@ -90,14 +89,15 @@ static int shm_release_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
 static int shm_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm,
                      ucoll_req_t *req)
 {
-    ucoll_shm_op_t *op = ucoll__shm_op_new(comm, a, req, shm_poll);
-
     (void)prm;
-    if (op == NULL) {
-        return UCOLL_ERR_NOMEM;
-    }
-    ucoll__shm_op_start(op);
-    return UCOLL_OK;
+    return start_with(comm, a, req, shm_poll);
+}
+
+static int shm_release_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
+                             const ucoll_algo_params_t *prm, ucoll_req_t *req)
+{
+    (void)prm;
+    return start_with(comm, a, req, shm_release_poll);
 }
 
 const ucoll_algo_t ucoll__barrier_shm = {
