@@ -182,6 +182,20 @@ size_t ucoll__shm_piece(const ucoll_algo_params_t *prm, size_t deflt, size_t uni
 /* Model: one wait for a flag in shared memory, shm_alpha plus the wake-up
  * of a descheduled peer when ranks outnumber processing units. */
 double ucoll__shm_hop(const ucoll_model_t *m);
+/* Personalized exchange through shared memory (algos/shm_xchg.c), the
+ * engine of reduce_scatter_block's and alltoall's shm rows: the input is p
+ * blocks of count elements, block r for rank r. how: UCOLL_SHM_XCHG_REDUCE
+ * (this rank's block of every input, reduced in rank order, into rbuf) or
+ * UCOLL_SHM_XCHG_COPY (block r of rbuf from rank r's block for this rank).
+ * chunk: elements of a block per piece (0: the regions cannot hold one
+ * element a piece); waits: the model's time of its waits for flags (the
+ * row adds the data's); start: as an ucoll_algo_t's start. */
+enum { UCOLL_SHM_XCHG_REDUCE = 0, UCOLL_SHM_XCHG_COPY = 1 };
+size_t ucoll__shm_xchg_chunk(size_t count, size_t esize, int p, const ucoll_algo_params_t *prm);
+double ucoll__shm_xchg_waits(size_t count, size_t esize, int p, const ucoll_algo_params_t *prm,
+                             const ucoll_model_t *m);
+int ucoll__shm_xchg_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
+                          const ucoll_algo_params_t *prm, ucoll_req_t *req, int how);
 /* Drop comm's cached schedules (at comm destruction). */
 void ucoll__coll_cache_free(ucoll_comm_t *comm);
 

@@ -5,8 +5,9 @@
 # UCOLL_<OP>_ALGO and tests only the ops that set k reaches for the first
 # time, so sets 0..10 together cover every algorithm once. SET "nb" runs the
 # nonblocking test with the model's choices. SET "shm" forces the rows that
-# run through shared memory (id shm) of barrier, bcast, reduce and
-# allreduce, "shm-nb" forces them in the nonblocking test, "shm-kill" with
+# run through shared memory (id shm) of barrier, bcast, reduce,
+# allreduce and reduce_scatter_block, "shm-nb" forces them in the
+# nonblocking test, "shm-kill" with
 # the last rank dying (the others must report UCOLL_ERR_PEER). With
 # COLL_EXPECT_SHM=on|off the ranks log at debug level and every rank must
 # say that the world's shared-memory collectives are on (off). With
@@ -20,7 +21,7 @@ declare -A algos=(
   [bcast]="binomial scag_ring scag_rdbl linear chain pipeline knomial bintree pipe_bintree kchain twotree karytree balanced vchain kchain_opt pipe_knomial circulant shm"
   [reduce]="binomial rabenseifner linear pipeline inorder_bintree knomial twotree shm"
   [allreduce]="rdbl rabenseifner ring reduce_bcast knomial sra_knomial twotree shm"
-  [reduce_scatter_block]="rhalving pairwise ring"
+  [reduce_scatter_block]="rhalving pairwise ring shm"
   [reduce_scatter]="rhalving pairwise ring"
   [scan]="rdbl linear pipeline"
   [exscan]="rdbl linear pipeline"
@@ -39,13 +40,13 @@ fi
 if [[ $set == nb ]]; then
   ops=(-N)
 elif [[ $set == shm || $set == shm-nb || $set == shm-kill ]]; then
-  for op in barrier bcast reduce allreduce; do
+  for op in barrier bcast reduce allreduce reduce_scatter_block; do
     export "UCOLL_${op^^}_ALGO=shm"
     xflags+=(-x "UCOLL_${op^^}_ALGO")
     forced+=" $op=shm"
   done
   case $set in
-  shm) ops=(barrier bcast reduce allreduce) ;;
+  shm) ops=(barrier bcast reduce allreduce reduce_scatter_block) ;;
   shm-nb) ops=(-N) ;;
   *) ops=(-K) ;;
   esac

@@ -14,7 +14,7 @@ declare -A algos=(
   [scatterv]="linear"
   [allgather]="ring rdbl bruck neighbor gather_bcast shm"
   [allgatherv]="ring rdbl"
-  [alltoall]="pairwise bruck scattered"
+  [alltoall]="pairwise bruck scattered shm"
   [alltoallv]="pairwise scattered"
 )
 ops=() xflags=() forced=""

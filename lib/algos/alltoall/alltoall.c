@@ -12,6 +12,7 @@ const ucoll_algo_t *const ucoll__alltoall_algos[] = {
     &ucoll__alltoall_pairwise,
     &ucoll__alltoall_bruck,
     &ucoll__alltoall_scattered,
+    &ucoll__alltoall_shm,
     NULL,
 };
 

@@ -10,6 +10,7 @@
 extern const ucoll_algo_t ucoll__alltoall_pairwise;
 extern const ucoll_algo_t ucoll__alltoall_bruck;
 extern const ucoll_algo_t ucoll__alltoall_scattered;
+extern const ucoll_algo_t ucoll__alltoall_shm;
 extern const ucoll_algo_t ucoll__alltoallv_pairwise;
 extern const ucoll_algo_t ucoll__alltoallv_scattered;
 

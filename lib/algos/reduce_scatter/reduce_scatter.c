@@ -7,7 +7,8 @@
 
 #include <stdint.h>
 
-/* pairwise first: at p = 2 it and rhalving are one exchange each and cost
+/* shm serves the block variant only (progress/shm.h's ops cannot keep the
+ * caller's counts). pairwise first: at p = 2 it and rhalving are one exchange each and cost
  * the same in the model, and the first listed wins a tie; pairwise, which
  * folds into rbuf directly, measured 0.55-0.95x rhalving's time there
  * (1 KiB - 64 MiB; alike below), which reduces whole vectors in scratch */
@@ -15,6 +16,7 @@ const ucoll_algo_t *const ucoll__reduce_scatter_block_algos[] = {
     &ucoll__reduce_scatter_pairwise,
     &ucoll__reduce_scatter_rhalving,
     &ucoll__reduce_scatter_ring,
+    &ucoll__reduce_scatter_shm,
     NULL,
 };
 

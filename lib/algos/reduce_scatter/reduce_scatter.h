@@ -14,6 +14,7 @@
 extern const ucoll_algo_t ucoll__reduce_scatter_rhalving;
 extern const ucoll_algo_t ucoll__reduce_scatter_pairwise;
 extern const ucoll_algo_t ucoll__reduce_scatter_ring;
+extern const ucoll_algo_t ucoll__reduce_scatter_shm;
 
 /* Element offsets of the p blocks and the end: p + 1 entries, malloc'ed
  * (the caller frees); NULL when out of memory. */

@@ -1,0 +1,213 @@
+/*
+ * Personalized exchange through shared memory: the engine of
+ * reduce_scatter_block's and alltoall's shm rows (progress/shm.h). Every
+ * rank's input is p blocks of count elements, block r meant for rank r.
+ * Each rank copies the blocks meant for the others into its region; then,
+ * for every other rank r, it takes the piece r left for it, reading r's
+ * region in place:
+ *   reduce (reduce_scatter_block): its block, reduced in rank order (its
+ *           own part read from sbuf) straight into rbuf;
+ *   copy (alltoall): into block r of rbuf; its own block is copied from
+ *           sbuf to rbuf directly (in place, it is already there).
+ * No message; the only copies are the one into the region and the one out
+ * of it (for reduce, the reduction reads the region instead).
+ *
+ * Large blocks go in chunks of ce elements of every block. The data area
+ * holds two slots of p pieces each (piece r: chunk k of block r), so a
+ * rank writes chunk k while the others may still read chunk k-1; two steps
+ * per chunk:
+ *   pos 2k+1  this rank's pieces of chunk k are in slot k mod 2 (written
+ *             once every rank has taken chunk k-2, which read that slot:
+ *             reached 2k-2; the first two once everyone is done with the
+ *             previous call);
+ *   pos 2k+2  this rank has taken its pieces of chunk k from every region.
+ * Payloads of up to UCOLL_SHM_INLINE bytes in all (p pieces) travel in the
+ * control word's line.
+ *
+ * In place, the input is rbuf. Reduce puts the result at its head (block
+ * 0), copy puts block r where the input's block r was: either way, what
+ * chunk k writes is chunk k of input blocks that this rank has copied into
+ * its region (or, as the block's owner, reads in the same reduction, element
+ * by element) before it writes there, and later chunks are not touched.
+ */
+#include "algos/algos.h"
+#include "dtype.h"
+#include "progress/request.h"
+#include "progress/shm.h"
+
+#include <string.h>
+
+#define ALIGN64(_x) (((_x) + 63) & ~(size_t)63)
+
+/* Bytes of a piece by default (UCOLL_SEGMENT_SIZE sets it): the chunks stay
+ * in the caches between the copy in and the read out. Measured for
+ * reduce_scatter_block at p = 2, 512 KiB - 8 MiB (medians of 3): 128 KiB
+ * pieces took 0.50-0.91x the time of the 256 KiB ones a 1 MiB region
+ * allows, and 0.60x pairwise's at 1 MiB; 16-64 KiB pieces were slower; at
+ * p = 4, 64 and 128 KiB alike. */
+#define XCHG_PIECE (128 * 1024)
+
+/* Bytes from one piece to the next: 64-byte aligned where 2 slots of p
+ * such pieces of ce elements fit the data area, else packed. */
+static size_t xchg_stride(size_t ce, size_t es, int p, size_t data)
+{
+    size_t al = ALIGN64(ce * es);
+
+    return 2 * (size_t)p * al <= data ? al : ce * es;
+}
+
+static int xchg_inline(size_t count, size_t es, int p)
+{
+    return count * es * (size_t)p <= UCOLL_SHM_INLINE;
+}
+
+size_t ucoll__shm_xchg_chunk(size_t count, size_t es, int p, const ucoll_algo_params_t *prm)
+{
+    size_t per = prm->shm_data / 2 / (size_t)p, ce;
+
+    if (xchg_inline(count, es, p)) {
+        return count;
+    }
+    ce = (per >= 64 ? per & ~(size_t)63 : per) / es;
+    ce = UCOLL_MIN(ce, UCOLL_MAX((prm->seg_size ? prm->seg_size : XCHG_PIECE) / es, (size_t)1));
+    if (ce == 0) {
+        return 0;
+    }
+    ce = UCOLL_MIN(ce, count);
+    if (count / ce + 2 >= UCOLL_SHM_MAX_STEPS / 2) {
+        return 0;
+    }
+    return ce;
+}
+
+double ucoll__shm_xchg_waits(size_t count, size_t es, int p, const ucoll_algo_params_t *prm,
+                             const ucoll_model_t *m)
+{
+    size_t ce = ucoll__shm_xchg_chunk(count, es, p, prm);
+    double n;
+
+    if (ce == 0) {
+        return 1e30;
+    }
+    n = (double)((count + ce - 1) / ce);
+    /* the wait for the previous call's readers (end(s-1)) finds them done
+     * in a loop of calls, which wait at the copies' step: one wake-up */
+    return 2 * ucoll__shm_hop(m) - m->wake + 2 * (n - 1) * (ucoll__shm_hop(m) - m->wake);
+}
+
+/* Start of piece r of chunk k in rank rr's region (op->aux: the stride
+ * between pieces, 0 when they are packed inline). */
+static char *piece(const ucoll_shm_op_t *op, int rr, uint64_t k, int r, size_t stride)
+{
+    const ucoll_shm_t *sh = op->sh;
+
+    if (op->aux == 0) {
+        return ucoll__shm_inline(sh, rr) + (size_t)r * stride;
+    }
+    return ucoll__shm_data(sh, rr) + ((size_t)(k % 2) * (size_t)sh->p + (size_t)r) * stride;
+}
+
+/* Take this rank's pieces of chunk k (off, len: elements within a block). */
+static void take(ucoll_shm_op_t *op, uint64_t k, size_t off, size_t len, size_t stride)
+{
+    const ucoll_shm_t *sh = op->sh;
+    size_t es = op->esize, bc = op->count;
+    int me = sh->rank, p = sh->p;
+    const char *in = op->sbuf;
+    char *out = op->rbuf;
+
+    if (op->root == UCOLL_SHM_XCHG_COPY) {
+        for (int r = 0; r < p; r++) {
+            if (r != me) {
+                memcpy(out + ((size_t)r * bc + off) * es, piece(op, r, k, me, stride), len * es);
+            } else if (!op->in_place) {
+                memcpy(out + ((size_t)me * bc + off) * es, in + ((size_t)me * bc + off) * es,
+                       len * es);
+            }
+        }
+        return;
+    }
+    {
+        const char *own = in + ((size_t)me * bc + off) * es;
+        char *dst = out + off * es;
+        const void *x0 = me == 0 ? own : piece(op, 0, k, me, stride);
+        const void *x1 = me == 1 ? own : piece(op, 1, k, me, stride);
+
+        ucoll__reduce(dst, x0, x1, len, (ucoll_dtype_t)op->dt, (ucoll_op_t)op->op);
+        for (int r = 2; r < p; r++) {
+            const void *xr = r == me ? own : piece(op, r, k, me, stride);
+
+            ucoll__reduce(dst, dst, xr, len, (ucoll_dtype_t)op->dt, (ucoll_op_t)op->op);
+        }
+    }
+}
+
+static int xchg_poll(ucoll_shm_op_t *op)
+{
+    const ucoll_shm_t *sh = op->sh;
+    size_t es = op->esize, ce = op->chunk, bc = op->count;
+    size_t stride = op->aux ? (size_t)op->aux : bc * es;
+    uint64_t s = op->seq, n = (bc + ce - 1) / ce;
+    int me = sh->rank, p = sh->p;
+    const char *in = op->sbuf;
+
+    for (;;) {
+        uint64_t k = op->k;
+        size_t off = (size_t)k * ce, len = UCOLL_MIN(ce, bc - off);
+
+        if (op->phase == 0) {
+            if (!ucoll__shm_all_reached(op, k < 2 ? ucoll__shm_end(s - 1)
+                                                  : ucoll__shm_pos(s, 2 * k - 2))) {
+                return UCOLL_SHM_AGAIN;
+            }
+            for (int r = 0; r < p; r++) {
+                if (r != me) {
+                    memcpy(piece(op, me, k, r, stride), in + ((size_t)r * bc + off) * es, len * es);
+                }
+            }
+            ucoll__shm_post(sh, ucoll__shm_pos(s, 2 * k + 1));
+            op->phase = 1;
+        }
+        if (!ucoll__shm_all_reached(op, ucoll__shm_pos(s, 2 * k + 1))) {
+            return UCOLL_SHM_AGAIN;
+        }
+        take(op, k, off, len, stride);
+        op->phase = 0;
+        op->k = ++k;
+        if (k == n) {
+            ucoll__shm_post(sh, ucoll__shm_end(s));
+            return UCOLL_OK;
+        }
+        ucoll__shm_post(sh, ucoll__shm_pos(s, 2 * k));
+    }
+}
+
+int ucoll__shm_xchg_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
+                          const ucoll_algo_params_t *prm, ucoll_req_t *req, int how)
+{
+    size_t ce = ucoll__shm_xchg_chunk(a->count, a->esize, comm->size, prm);
+    ucoll_shm_op_t *op;
+
+    if (a->count == 0) {
+        ucoll__req_complete(req, UCOLL_OK); /* every rank knows: nothing to do */
+        return UCOLL_OK;
+    }
+    if (ce == 0) {
+        /* the model never picks it then (its cost); forced, say why */
+        ucoll_error("%s shm: %d pieces of %zu bytes do not fit the %zu-byte regions "
+                    "(UCOLL_SHM_SIZE)",
+                    ucoll__coll_name(a->coll), 2 * comm->size, a->esize, prm->shm_data);
+        return UCOLL_ERR_ARG;
+    }
+    op = ucoll__shm_op_new(comm, a, req, xchg_poll);
+    if (op == NULL) {
+        return UCOLL_ERR_NOMEM;
+    }
+    op->root = how;
+    op->chunk = ce;
+    op->aux = xchg_inline(a->count, a->esize, comm->size)
+                  ? 0
+                  : xchg_stride(ce, a->esize, comm->size, prm->shm_data);
+    ucoll__shm_op_start(op);
+    return UCOLL_OK;
+}
