@@ -27,4 +27,14 @@ extern const ucoll_algo_t ucoll__alltoallv_scattered;
  */
 const char *ucoll__alltoall_source(ucoll_sched_t *s, const ucoll_coll_args_t *a, size_t extent);
 
+/* Model: the copies of the exchanges' own data (the own block, or in place
+ * the input copied aside), for the rows built on ucoll__alltoall_source. */
+static inline double ucoll__alltoall_local_copy(const ucoll_coll_args_t *a, int p,
+                                                const ucoll_model_t *m)
+{
+    double bytes = (double)a->count * a->esize, lambda = m->lambda > 0 ? m->lambda : 8e-11;
+
+    return (a->in_place ? p : 1) * bytes * lambda;
+}
+
 #endif

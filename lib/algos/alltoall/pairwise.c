@@ -7,7 +7,8 @@
  * (r + i) % p and receives from (r - i) % p. Each step waits for the one
  * before, so at most one message is in flight each way.
  *
- * Cost (m = one pair's block): (p-1)(α + mβ).
+ * Cost (m = one pair's block): (p-1)(α + mβ) + mλ (the own block; in
+ * place, the whole input copied aside: pmλ).
  */
 #include "alltoall.h"
 
@@ -16,7 +17,7 @@ static double alltoall_pairwise_cost(const ucoll_coll_args_t *a, int p,
 {
     double bytes = (double)a->count * a->esize;
 
-    return (p - 1) * (m->alpha + bytes * m->beta);
+    return (p - 1) * (m->alpha + bytes * m->beta) + ucoll__alltoall_local_copy(a, p, m);
 }
 
 static int alltoall_pairwise_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,

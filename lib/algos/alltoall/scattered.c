@@ -7,7 +7,8 @@
  * W >= p - 1 posts everything at once. Bounding W keeps a rank from being
  * flooded by p - 1 senders at once while still overlapping messages.
  *
- * Cost (m = one pair's block): (p-1)(α + mβ), as pairwise (but one wake
+ * Cost (m = one pair's block): (p-1)(α + mβ) + the own data's copy, as
+ * pairwise (but one wake
  * per window when oversubscribed: ucoll__model_fanout): in the
  * full-duplex Hockney model a rank's sends share one port, so posting them
  * together gains nothing on paper (in practice it hides some latency; the
@@ -28,7 +29,7 @@ static double alltoall_scattered_cost(const ucoll_coll_args_t *a, int p,
 
     /* one wake per window of exchanges posted together (ucoll__model_fanout) */
     return (p - 1) / w * ucoll__model_fanout(m, w) + ucoll__model_fanout(m, (p - 1) % w) +
-           (p - 1) * bytes * m->beta;
+           (p - 1) * bytes * m->beta + ucoll__alltoall_local_copy(a, p, m);
 }
 
 static int alltoall_scattered_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
