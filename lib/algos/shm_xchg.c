@@ -11,6 +11,11 @@
  *           sbuf to rbuf directly (in place, it is already there).
  * No message; the only copies are the one into the region and the one out
  * of it (for reduce, the reduction reads the region instead).
+ * The same two-step loop serves allreduce's pipelined shm way (a third
+ * form, UCOLL_SHM_XCHG_ALLREDUCE, lib/algos/allreduce/shm.c): there a
+ * chunk is one piece of the whole vector, read by every rank, and every
+ * rank reduces all p of them (its own from sbuf, from its slot in place:
+ * rbuf is written before rank order reads it) into rbuf.
  *
  * Large blocks go in chunks of ce elements of every block. The data area
  * holds two slots of p pieces each (piece r: chunk k of block r), so a
@@ -96,15 +101,34 @@ double ucoll__shm_xchg_waits(size_t count, size_t es, int p, const ucoll_algo_pa
 }
 
 /* Start of piece r of chunk k in rank rr's region (op->aux: the stride
- * between pieces, 0 when they are packed inline). */
+ * between pieces, 0 when they are packed inline; allreduce: one piece a
+ * slot). */
 static char *piece(const ucoll_shm_op_t *op, int rr, uint64_t k, int r, size_t stride)
 {
     const ucoll_shm_t *sh = op->sh;
+    size_t per_slot = op->root == UCOLL_SHM_XCHG_ALLREDUCE ? 1 : (size_t)sh->p;
 
     if (op->aux == 0) {
         return ucoll__shm_inline(sh, rr) + (size_t)r * stride;
     }
-    return ucoll__shm_data(sh, rr) + ((size_t)(k % 2) * (size_t)sh->p + (size_t)r) * stride;
+    return ucoll__shm_data(sh, rr) + ((size_t)(k % 2) * per_slot + (size_t)r) * stride;
+}
+
+/* Rank order: dst = x(0) op x(1) op ... op x(p-1), len elements, where
+ * x(r) is piece pr of chunk k in rank r's region, but for this rank: own. */
+static void reduce_pieces(ucoll_shm_op_t *op, char *dst, const char *own, uint64_t k, int pr,
+                          size_t len, size_t stride)
+{
+    int me = op->sh->rank, p = op->sh->p;
+    const void *x0 = me == 0 ? own : piece(op, 0, k, pr, stride);
+    const void *x1 = me == 1 ? own : piece(op, 1, k, pr, stride);
+
+    ucoll__reduce(dst, x0, x1, len, (ucoll_dtype_t)op->dt, (ucoll_op_t)op->op);
+    for (int r = 2; r < p; r++) {
+        const void *xr = r == me ? own : piece(op, r, k, pr, stride);
+
+        ucoll__reduce(dst, dst, xr, len, (ucoll_dtype_t)op->dt, (ucoll_op_t)op->op);
+    }
 }
 
 /* Take this rank's pieces of chunk k (off, len: elements within a block). */
@@ -116,6 +140,12 @@ static void take(ucoll_shm_op_t *op, uint64_t k, size_t off, size_t len, size_t 
     const char *in = op->sbuf;
     char *out = op->rbuf;
 
+    if (op->root == UCOLL_SHM_XCHG_ALLREDUCE) {
+        reduce_pieces(op, out + off * es,
+                      op->in_place ? piece(op, me, k, 0, stride) : in + off * es, k, 0, len,
+                      stride);
+        return;
+    }
     if (op->root == UCOLL_SHM_XCHG_COPY) {
         for (int r = 0; r < p; r++) {
             if (r != me) {
@@ -127,22 +157,10 @@ static void take(ucoll_shm_op_t *op, uint64_t k, size_t off, size_t len, size_t 
         }
         return;
     }
-    {
-        const char *own = in + ((size_t)me * bc + off) * es;
-        char *dst = out + off * es;
-        const void *x0 = me == 0 ? own : piece(op, 0, k, me, stride);
-        const void *x1 = me == 1 ? own : piece(op, 1, k, me, stride);
-
-        ucoll__reduce(dst, x0, x1, len, (ucoll_dtype_t)op->dt, (ucoll_op_t)op->op);
-        for (int r = 2; r < p; r++) {
-            const void *xr = r == me ? own : piece(op, r, k, me, stride);
-
-            ucoll__reduce(dst, dst, xr, len, (ucoll_dtype_t)op->dt, (ucoll_op_t)op->op);
-        }
-    }
+    reduce_pieces(op, out + off * es, in + ((size_t)me * bc + off) * es, k, me, len, stride);
 }
 
-static int xchg_poll(ucoll_shm_op_t *op)
+int ucoll__shm_xchg_poll(ucoll_shm_op_t *op)
 {
     const ucoll_shm_t *sh = op->sh;
     size_t es = op->esize, ce = op->chunk, bc = op->count;
@@ -160,7 +178,10 @@ static int xchg_poll(ucoll_shm_op_t *op)
                                                   : ucoll__shm_pos(s, 2 * k - 2))) {
                 return UCOLL_SHM_AGAIN;
             }
-            for (int r = 0; r < p; r++) {
+            if (op->root == UCOLL_SHM_XCHG_ALLREDUCE) {
+                memcpy(piece(op, me, k, 0, stride), in + off * es, len * es);
+            }
+            for (int r = 0; r < p && op->root != UCOLL_SHM_XCHG_ALLREDUCE; r++) {
                 if (r != me) {
                     memcpy(piece(op, me, k, r, stride), in + ((size_t)r * bc + off) * es, len * es);
                 }
@@ -199,7 +220,7 @@ int ucoll__shm_xchg_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
                     ucoll__coll_name(a->coll), 2 * comm->size, a->esize, prm->shm_data);
         return UCOLL_ERR_ARG;
     }
-    op = ucoll__shm_op_new(comm, a, req, xchg_poll);
+    op = ucoll__shm_op_new(comm, a, req, ucoll__shm_xchg_poll);
     if (op == NULL) {
         return UCOLL_ERR_NOMEM;
     }

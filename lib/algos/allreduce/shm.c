@@ -40,7 +40,8 @@
  *   At p = 2 the sliced way costs the root a copy of its input, half a
  *   reduction and a copy of the result per chunk, this one a reduction.
  *
- * pipelined (allreduce only): the data area is two slots; every rank
+ * pipelined (allreduce only; run by the exchange engine's loop,
+ * algos/shm_xchg.c): the data area is two slots; every rank
  * copies chunk k of its input into slot k mod 2 and publishes pos(s, 2k+1)
  * (once every rank has reduced chunk k-2, reached 2k-2, which read that
  * slot); once every rank has, it reduces chunk k in rank order straight
@@ -73,7 +74,8 @@
  * within 7% of each other, 64 KiB ones 1.2x slower). */
 #define ALLPIPE_MAX (512 * 1024)
 
-/* op->aux: the way; op->root: the reduce's root, or -1. */
+/* op->aux: the way; op->root: the reduce's root, or -1 (pipelined: the engine's
+ * form and slot stride instead, see ucoll__allreduce_shm_start). */
 enum { WAY_ONESHOT = 0, WAY_SLICED = 1, WAY_ROOTPIPE = 2, WAY_ALLPIPE = 3 };
 
 /* Elements per chunk of the sliced way: input plus the largest slice fit
@@ -404,53 +406,6 @@ static int rootpipe_poll(ucoll_shm_op_t *op)
     return UCOLL_OK;
 }
 
-static int allpipe_poll(ucoll_shm_op_t *op)
-{
-    const ucoll_shm_t *sh = op->sh;
-    size_t es = op->esize, ce = op->chunk, slot = ALIGN64(ce * es);
-    uint64_t s = op->seq, nch = (op->count + ce - 1) / ce;
-    int me = sh->rank, p = sh->p;
-
-    for (;;) {
-        uint64_t k = op->k;
-        size_t off = (size_t)k * ce, len = UCOLL_MIN(ce, op->count - off);
-        char *mine = ucoll__shm_data(sh, me) + (k % 2) * slot;
-
-        if (op->phase == 0) {
-            if (!ucoll__shm_all_reached(op, k < 2 ? ucoll__shm_end(s - 1)
-                                                  : ucoll__shm_pos(s, 2 * k - 2))) {
-                return UCOLL_SHM_AGAIN;
-            }
-            memcpy(mine, (const char *)op->sbuf + off * es, len * es);
-            ucoll__shm_post(sh, ucoll__shm_pos(s, 2 * k + 1));
-            op->phase = 1;
-        }
-        if (!ucoll__shm_all_reached(op, ucoll__shm_pos(s, 2 * k + 1))) {
-            return UCOLL_SHM_AGAIN;
-        }
-        {
-            const char *own = op->in_place ? mine : (const char *)op->sbuf + off * es;
-            char *dst = (char *)op->rbuf + off * es;
-            const void *x0 = me == 0 ? own : ucoll__shm_data(sh, 0) + (k % 2) * slot;
-            const void *x1 = me == 1 ? own : ucoll__shm_data(sh, 1) + (k % 2) * slot;
-
-            ucoll__reduce(dst, x0, x1, len, (ucoll_dtype_t)op->dt, (ucoll_op_t)op->op);
-            for (int r = 2; r < p; r++) {
-                const void *xr = r == me ? own : ucoll__shm_data(sh, r) + (k % 2) * slot;
-
-                ucoll__reduce(dst, dst, xr, len, (ucoll_dtype_t)op->dt, (ucoll_op_t)op->op);
-            }
-        }
-        op->phase = 0;
-        op->k = ++k;
-        if (k == nch) {
-            ucoll__shm_post(sh, ucoll__shm_end(s));
-            return UCOLL_OK;
-        }
-        ucoll__shm_post(sh, ucoll__shm_pos(s, 2 * k));
-    }
-}
-
 int ucoll__allreduce_shm_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
                                const ucoll_algo_params_t *prm, ucoll_req_t *req, int root)
 {
@@ -464,7 +419,7 @@ int ucoll__allreduce_shm_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
     op = ucoll__shm_op_new(comm, a, req,
                            way == WAY_ONESHOT   ? oneshot_poll
                            : way == WAY_SLICED  ? sliced_poll
-                           : way == WAY_ALLPIPE ? allpipe_poll
+                           : way == WAY_ALLPIPE ? ucoll__shm_xchg_poll
                                                 : rootpipe_poll);
     if (op == NULL) {
         return UCOLL_ERR_NOMEM;
@@ -475,6 +430,10 @@ int ucoll__allreduce_shm_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
                 : way == WAY_SLICED     ? sliced_chunk(a, comm->size, prm)
                 : way == WAY_ROOTPIPE ? rootpipe_chunk(a, comm->size, prm, &prm->model)
                                       : a->count;
+    if (way == WAY_ALLPIPE) { /* the exchange engine's third form (algos/shm_xchg.c) */
+        op->root = UCOLL_SHM_XCHG_ALLREDUCE;
+        op->aux = ALIGN64(op->chunk * a->esize);
+    }
     ucoll_debug("comm %u: %s through shared memory, %s, %zu elements a chunk", comm->id,
                 ucoll__coll_name(a->coll),
                 way == WAY_ONESHOT    ? "one-shot"
