@@ -134,8 +134,8 @@ static const cfg_row_t cfg_table[] = {
      * the chunks no longer stay in cache), and 64k made a 16 MiB bcast 1.3x
      * slower. The memory: 1 MiB per rank per communicator that uses it. */
     {"SHM_SIZE", CFG_SIZE, "1m",
-     "bytes of each rank's shared-memory region per communicator (larger messages go through "
-     "it in pieces)",
+     "bytes of the data area of each rank's shared-memory region per communicator (larger "
+     "messages go through it in pieces; the region adds a 128-byte control line)",
      OFF(shm_size), NULL, 4096, 1 << 30, 0, "4k to 1g"},
     ALGO_ROW(BARRIER, "barrier"),
     ALGO_ROW(BCAST, "bcast"),

@@ -62,13 +62,18 @@ static int all_local(const ucoll_comm_t *comm)
 void ucoll__shm_prepare(ucoll_shm_t *sh, void *slot)
 {
     ucoll_ctx_t *ctx = sh->comm->ctx;
-    size_t size = ctx->cfg.shm_size, klen;
+    /* the data area is UCOLL_SHM_SIZE bytes, so that its halves, quarters
+     * and eighths (the pieces of the algorithms) are powers of two when it
+     * is one, and a power-of-two message goes in whole pieces, not in
+     * whole ones plus a last one of a few bytes that costs a round of
+     * flags of its own; the control line comes on top */
+    size_t size = ctx->cfg.shm_size + UCOLL_SHM_DATA_OFF, klen;
     shm_slot_t *me = slot;
     const void *rkey;
     uint64_t *ctl;
 
     memset(slot, 0, UCOLL_SHM_SLOT);
-    if (!ucoll__tl_shm_capable(ctx) || !all_local(sh->comm) || size <= UCOLL_SHM_DATA_OFF) {
+    if (!ucoll__tl_shm_capable(ctx) || !all_local(sh->comm)) {
         ucoll_debug("comm %u: no shared memory here (%s)", sh->comm->id,
                     !ucoll__tl_shm_capable(ctx) ? "no shared-memory transport"
                                                 : "members on other nodes");

@@ -3,7 +3,7 @@
  * that runs calls through them.
  *
  * Regions. When the ranks of a communicator share a node, each maps a region
- * of UCOLL_SHM_SIZE bytes (lib/transport/tl_shm.h) and holds a pointer to
+ * of 128 + UCOLL_SHM_SIZE bytes (lib/transport/tl_shm.h) and holds a pointer to
  * every other member's. A region is laid out as
  *     [0, 8)       the control word
  *     [8, 128)     inline data: a payload of up to UCOLL_SHM_INLINE bytes
