@@ -57,10 +57,10 @@ static int shm_poll(ucoll_shm_op_t *op)
                                                    : ucoll__shm_pos(s, 2 * k))) {
                 return UCOLL_SHM_AGAIN;
             }
-            memcpy(ucoll__shm_buf(sh, me, m), (const char *)op->sbuf + off, len);
+            ucoll__shm_copy(ucoll__shm_buf(sh, me, m), (const char *)op->sbuf + off, len);
             ucoll__shm_post(sh, ucoll__shm_pos(s, 2 * k + 1));
             if (!op->in_place) {
-                memcpy(rbuf + (size_t)me * m + off, (const char *)op->sbuf + off, len);
+                ucoll__shm_copy(rbuf + (size_t)me * m + off, (const char *)op->sbuf + off, len);
             }
             op->phase = 1;
         }
@@ -74,7 +74,7 @@ static int shm_poll(ucoll_shm_op_t *op)
             if (ucoll__shm_load(sh, r) < ucoll__shm_pos(s, 2 * k + 1)) {
                 return UCOLL_SHM_AGAIN;
             }
-            memcpy(rbuf + (size_t)r * m + off, ucoll__shm_buf(sh, r, m), len);
+            ucoll__shm_copy(rbuf + (size_t)r * m + off, ucoll__shm_buf(sh, r, m), len);
         }
         op->cur = 0;
         op->phase = 0;
