@@ -53,7 +53,7 @@ if [ "$CAL" = 1 ]; then
 fi
 
 declare -A FLAT=([allreduce]="rdbl rabenseifner ring" [bcast]="binomial scag_rdbl"
-                 [reduce]="binomial" [allgather]="ring rdbl" [barrier]="dissemination")
+                 [reduce]="binomial rabenseifner pipeline" [allgather]="ring rdbl" [barrier]="dissemination")
 
 # job VARIANT OP: rows "bytes avg_us" of one run
 job() {
