@@ -133,6 +133,7 @@ struct ucoll_shm_op {
     int cur;    /* next member to look at in a wait over several */
     uint64_t k; /* piece in progress */
     uint64_t aux;
+    int slots; /* slots of the data area the algorithm uses (0: its own rule) */
 };
 
 /* The shared-memory state of comm, created (state NONE) on first use;
