@@ -132,7 +132,8 @@ static const cfg_row_t cfg_table[] = {
      * 1-2 MiB 0.7x; at p = 2 bcast 512 KiB-4 MiB 0.85-0.9x, reduce and
      * allreduce 4 MiB 0.9x. 2m and 4m lose at p = 2 (reduce 1-4 MiB 1.3-1.4x:
      * the chunks no longer stay in cache), and 64k made a 16 MiB bcast 1.3x
-     * slower. The memory: 1 MiB per rank per communicator that uses it. */
+     * slower. The memory: 1 MiB (and a 128-byte control line) per rank per
+     * communicator that uses it. */
     {"SHM_SIZE", CFG_SIZE, "1m",
      "bytes of the data area of each rank's shared-memory region per communicator (larger "
      "messages go through it in pieces; the region adds a 128-byte control line)",

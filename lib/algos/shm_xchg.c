@@ -53,8 +53,8 @@
  * p = 4, 64 and 128 KiB alike. */
 #define XCHG_PIECE (128 * 1024)
 
-/* Bytes from one piece to the next: 64-byte aligned where 2 slots of p
- * such pieces of ce elements fit the data area, else packed. */
+/* Bytes from one piece to the next: 64-byte aligned where `slots` slots of
+ * p such pieces of ce elements fit the data area, else packed. */
 static size_t xchg_stride(size_t ce, size_t es, int p, size_t data, int slots)
 {
     size_t al = ALIGN64(ce * es);
@@ -172,10 +172,11 @@ static void take(ucoll_shm_op_t *op, uint64_t k, size_t off, size_t len, size_t 
     if (op->root == UCOLL_SHM_XCHG_COPY) {
         for (int r = 0; r < p; r++) {
             if (r != me) {
-                memcpy(out + ((size_t)r * bc + off) * es, piece(op, r, k, me, stride), len * es);
+                ucoll__shm_copy(out + ((size_t)r * bc + off) * es, piece(op, r, k, me, stride),
+                                len * es);
             } else if (!op->in_place) {
-                memcpy(out + ((size_t)me * bc + off) * es, in + ((size_t)me * bc + off) * es,
-                       len * es);
+                ucoll__shm_copy(out + ((size_t)me * bc + off) * es,
+                                in + ((size_t)me * bc + off) * es, len * es);
             }
         }
         return;
@@ -204,11 +205,12 @@ int ucoll__shm_xchg_poll(ucoll_shm_op_t *op)
                 return UCOLL_SHM_AGAIN;
             }
             if (op->root == UCOLL_SHM_XCHG_ALLREDUCE) {
-                memcpy(piece(op, me, k, 0, stride), in + off * es, len * es);
+                ucoll__shm_copy(piece(op, me, k, 0, stride), in + off * es, len * es);
             }
             for (int r = 0; r < p && op->root != UCOLL_SHM_XCHG_ALLREDUCE; r++) {
                 if (r != me) {
-                    memcpy(piece(op, me, k, r, stride), in + ((size_t)r * bc + off) * es, len * es);
+                    ucoll__shm_copy(piece(op, me, k, r, stride), in + ((size_t)r * bc + off) * es,
+                                    len * es);
                 }
             }
             ucoll__shm_post(sh, ucoll__shm_pos(s, 2 * k + 1));

@@ -282,7 +282,7 @@ static int oneshot_poll(ucoll_shm_op_t *op)
         if (!ucoll__shm_all_reached(op, ucoll__shm_end(s - 1))) {
             return UCOLL_SHM_AGAIN;
         }
-        memcpy(ucoll__shm_buf(sh, sh->rank, bytes), op->sbuf, bytes);
+        ucoll__shm_copy(ucoll__shm_buf(sh, sh->rank, bytes), op->sbuf, bytes);
         if (root >= 0 && sh->rank != root) {
             /* reduce: the root reads it before it is done with call s,
              * and nobody writes a region for s+1 before that */
@@ -318,7 +318,7 @@ static int sliced_poll(ucoll_shm_op_t *op)
                                                    : ucoll__shm_pos(s, 3 * k - 1))) {
                 return UCOLL_SHM_AGAIN;
             }
-            memcpy(ucoll__shm_data(sh, me), (const char *)op->sbuf + off * es, len * es);
+            ucoll__shm_copy(ucoll__shm_data(sh, me), (const char *)op->sbuf + off * es, len * es);
             ucoll__shm_post(sh, ucoll__shm_pos(s, 3 * k + 1));
             op->phase = 1;
             /* fall through */
@@ -342,8 +342,8 @@ static int sliced_poll(ucoll_shm_op_t *op)
                 }
                 for (int r = 0; r < p; r++) {
                     size_t ro = ucoll__block_offset(len, p, r), rc = ucoll__block_count(len, p, r);
-                    memcpy((char *)op->rbuf + (off + ro) * es, ucoll__shm_data(sh, r) + res_off,
-                           rc * es);
+                    ucoll__shm_copy((char *)op->rbuf + (off + ro) * es,
+                                    ucoll__shm_data(sh, r) + res_off, rc * es);
                 }
             }
             op->k = ++k;
@@ -376,7 +376,7 @@ static int rootpipe_poll(ucoll_shm_op_t *op)
                       : ucoll__shm_load(sh, root) < ucoll__shm_pos(s, k - 1)) {
                 return UCOLL_SHM_AGAIN;
             }
-            memcpy(mine, (const char *)op->sbuf + off * es, len * es);
+            ucoll__shm_copy(mine, (const char *)op->sbuf + off * es, len * es);
             ucoll__shm_post(sh, k + 1 == nch ? ucoll__shm_end(s) : ucoll__shm_pos(s, k + 1));
             continue;
         }
@@ -389,7 +389,7 @@ static int rootpipe_poll(ucoll_shm_op_t *op)
             const void *x0, *x1;
 
             if (op->sbuf == op->rbuf && root != 0) {
-                memcpy(mine, own, len * es); /* rank order writes dst before reading it */
+                ucoll__shm_copy(mine, own, len * es); /* rank order writes dst before reading it */
                 own = mine;
             }
             x0 = root == 0 ? own : ucoll__shm_data(sh, 0) + (k % 2) * slot;
@@ -426,8 +426,8 @@ int ucoll__allreduce_shm_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
     }
     op->root = root;
     op->aux = (uint64_t)way;
-    op->chunk = way == WAY_ALLPIPE      ? allpipe_chunk(a, prm)
-                : way == WAY_SLICED     ? sliced_chunk(a, comm->size, prm)
+    op->chunk = way == WAY_ALLPIPE    ? allpipe_chunk(a, prm)
+                : way == WAY_SLICED   ? sliced_chunk(a, comm->size, prm)
                 : way == WAY_ROOTPIPE ? rootpipe_chunk(a, comm->size, prm, &prm->model)
                                       : a->count;
     if (way == WAY_ALLPIPE) { /* the exchange engine's third form (algos/shm_xchg.c) */
@@ -436,10 +436,10 @@ int ucoll__allreduce_shm_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
     }
     ucoll_debug("comm %u: %s through shared memory, %s, %zu elements a chunk", comm->id,
                 ucoll__coll_name(a->coll),
-                way == WAY_ONESHOT    ? "one-shot"
-                : way == WAY_SLICED   ? "sliced"
-                : way == WAY_ALLPIPE  ? "pipelined"
-                                      : "pipelined to the root",
+                way == WAY_ONESHOT   ? "one-shot"
+                : way == WAY_SLICED  ? "sliced"
+                : way == WAY_ALLPIPE ? "pipelined"
+                                     : "pipelined to the root",
                 op->chunk);
     ucoll__shm_op_start(op);
     return UCOLL_OK;
