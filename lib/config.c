@@ -126,18 +126,14 @@ static const cfg_row_t cfg_table[] = {
      "collectives through shared memory mapped by UCX: auto (on communicators whose ranks share "
      "a node and reach each other's memory), off",
      OFF(shm), shm_names},
-    /* 1m, measured with the shm rows (UCX 1.13.1, 2 cores): against 256k,
-     * at p = 4 (each step of a piece waits for descheduled ranks) bcast
-     * 256 KiB-4 MiB takes 0.46-0.63x the time, allgather 0.65-0.8x, reduce
-     * 1-2 MiB 0.7x; at p = 2 bcast 512 KiB-4 MiB 0.85-0.9x, reduce and
-     * allreduce 4 MiB 0.9x. 2m and 4m lose at p = 2 (reduce 1-4 MiB 1.3-1.4x:
-     * the chunks no longer stay in cache), and 64k made a 16 MiB bcast 1.3x
-     * slower. The memory: 1 MiB (and a 128-byte control line) per rank per
-     * communicator that uses it. */
-    {"SHM_SIZE", CFG_SIZE, "1m",
+    /* 0: 1m, or 4m where ranks outnumber processing units on some node
+     * (progress/shm.c, ucoll__shm_size, which says why). The memory: that
+     * and a 128-byte control line per rank per communicator that uses it. */
+    {"SHM_SIZE", CFG_SIZE, "0",
      "bytes of the data area of each rank's shared-memory region per communicator (larger "
-     "messages go through it in pieces; the region adds a 128-byte control line)",
-     OFF(shm_size), NULL, 4096, 1 << 30, 0, "4k to 1g"},
+     "messages go through it in pieces; the region adds a 128-byte control line); 0 = 1m, or "
+     "4m where ranks outnumber processing units",
+     OFF(shm_size), NULL, 4096, 1 << 30, 1, "0 (1m or 4m) or 4k to 1g"},
     ALGO_ROW(BARRIER, "barrier"),
     ALGO_ROW(BCAST, "bcast"),
     ALGO_ROW(REDUCE, "reduce"),

@@ -56,7 +56,7 @@ static uint32_t next_tag(uint32_t tag)
 
 size_t ucoll__shm_data_size(const ucoll_ctx_t *ctx)
 {
-    return ctx->cfg.shm_size; /* the region adds its control line (progress/shm.c) */
+    return ucoll__shm_size(ctx); /* the region adds its control line (progress/shm.c) */
 }
 
 /* Whether selection may take a shared-memory row for the call: its

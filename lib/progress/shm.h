@@ -166,6 +166,8 @@ static inline int ucoll__shm_busy(const ucoll_comm_t *comm)
  * each peer's region; 1 when all of them could be had, else 0;
  * enable: on = every member attached everything (agreed by all): ON;
  * otherwise release what was mapped and attached: OFF. */
+/* bytes of a rank's data area on this context (UCOLL_SHM_SIZE or its default) */
+size_t ucoll__shm_size(const ucoll_ctx_t *ctx);
 void ucoll__shm_prepare(ucoll_shm_t *sh, void *slot);
 int ucoll__shm_attach(ucoll_shm_t *sh, const void *slots);
 void ucoll__shm_enable(ucoll_shm_t *sh, int on);

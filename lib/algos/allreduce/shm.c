@@ -74,6 +74,12 @@
  * within 7% of each other, 64 KiB ones 1.2x slower). */
 #define ALLPIPE_MAX (512 * 1024)
 
+/* Most of the data area the sliced way fills per chunk: with the 4 MiB areas
+ * of oversubscribed nodes, chunks of a whole area made 4 MiB at p = 3 and 4
+ * take 1.14x the time of 1 MiB-area chunks (7 alternations; three ranks'
+ * 3 MiB chunks leave the cache). */
+#define SLICED_AREA (1024 * 1024)
+
 /* op->aux: the way; op->root: the reduce's root, or -1 (pipelined: the engine's
  * form and slot stride instead, see ucoll__allreduce_shm_start). */
 enum { WAY_ONESHOT = 0, WAY_SLICED = 1, WAY_ROOTPIPE = 2, WAY_ALLPIPE = 3 };
@@ -82,7 +88,7 @@ enum { WAY_ONESHOT = 0, WAY_SLICED = 1, WAY_ROOTPIPE = 2, WAY_ALLPIPE = 3 };
  * the data area. */
 static size_t sliced_chunk(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm)
 {
-    size_t es = a->esize, data = prm->shm_data, ce;
+    size_t es = a->esize, data = UCOLL_MIN(prm->shm_data, (size_t)SLICED_AREA), ce;
 
     if (data < 256 + 2 * es) {
         return 1;

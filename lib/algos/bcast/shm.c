@@ -15,7 +15,7 @@
  *
  * Cost: α_shm + (m + q)·λ·(1 + (p-2)/4): the first flag, then the copies
  * of the pipeline (q = m for one piece), readers sharing the memory
- * bandwidth; q = data/8 unless the segment size is set.
+ * bandwidth; q = min(data/8, 128 KiB) unless the segment size is set.
  */
 #include "bcast.h"
 #include "progress/request.h"
@@ -30,7 +30,11 @@ static size_t shm_q(const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm)
     if (bytes <= UCOLL_SHM_INLINE) {
         return bytes;
     }
-    return ucoll__shm_piece(prm, prm->shm_data / 8, 64);
+    /* an eighth of the area, at most 128 KiB: with 4 MiB areas (ranks
+     * outnumbering cores) 512 KiB pieces took 1.1-1.2x the time of 128 KiB
+     * ones at 256 KiB-1 MiB, p = 4 (fewer pieces to overlap), and the same
+     * from 2 MiB up, where the larger ring does the work */
+    return ucoll__shm_piece(prm, UCOLL_MIN(prm->shm_data / 8, (size_t)128 << 10), 64);
 }
 
 static double shm_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
