@@ -15,7 +15,7 @@
  *
  * Cost: α_shm + (m + q)·λ·(1 + (p-2)/4): the first flag, then the copies
  * of the pipeline (q = m for one piece), readers sharing the memory
- * bandwidth; q = min(data/8, 128 KiB) unless the segment size is set.
+ * bandwidth; q by size (shm_q) unless the segment size is set.
  */
 #include "bcast.h"
 #include "progress/request.h"
@@ -23,18 +23,28 @@
 
 #include <string.h>
 
+#define SHM_Q_SMALL ((size_t)16 << 10)
+
+/*
+ * The piece: the segment size when set; else 16 KiB for messages up to
+ * 128 KiB (two to eight pieces, whose copies overlap) and min(data/8, 128
+ * KiB) above. Measured against 128 KiB pieces (10 alternations, the order
+ * switched every other one): at p = 4, 32-128 KiB took 0.83-0.91x the time
+ * in three runs; above, 16 KiB pieces came out 0.91-1.05x at p = 4 but
+ * 1.21x at 256 KiB and 1.05x at 512 KiB at p = 2, where the flags of many
+ * small pieces cost more than the overlap gains (a balance of the two,
+ * sqrt(m·α_shm/λ), gave those sizes 16-32 KiB pieces). Equal from 1 MiB.
+ */
 static size_t shm_q(const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm)
 {
-    size_t bytes = a->count * a->esize;
+    size_t bytes = a->count * a->esize, cap;
 
     if (bytes <= UCOLL_SHM_INLINE) {
         return bytes;
     }
-    /* an eighth of the area, at most 128 KiB: with 4 MiB areas (ranks
-     * outnumbering cores) 512 KiB pieces took 1.1-1.2x the time of 128 KiB
-     * ones at 256 KiB-1 MiB, p = 4 (fewer pieces to overlap), and the same
-     * from 2 MiB up, where the larger ring does the work */
-    return ucoll__shm_piece(prm, UCOLL_MIN(prm->shm_data / 8, (size_t)128 << 10), 64);
+    cap = UCOLL_MIN(prm->shm_data / 8, (size_t)128 << 10);
+    return ucoll__shm_piece(prm, bytes <= ((size_t)128 << 10) ? UCOLL_MIN(cap, SHM_Q_SMALL) : cap,
+                            64);
 }
 
 static double shm_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
