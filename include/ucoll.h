@@ -232,6 +232,22 @@ int ucoll_waitall(size_t n, ucoll_req_t **reqs);
 
 int ucoll_barrier(ucoll_comm_t *comm);
 int ucoll_bcast(void *buf, size_t count, ucoll_dtype_t dt, int root, ucoll_comm_t *comm);
+
+/* Coalesced broadcast: the bytes of niov buffers, taken in order as one
+ * message, from root to every rank, as a single bcast of their total (a
+ * model's tensors without flattening them into one buffer). The total must
+ * be the same on every rank; the split may differ (entries of 0 bytes are
+ * allowed, and their buf may then be NULL). Where the broadcast goes through
+ * shared memory the pieces are copied straight from root's buffers into the
+ * region and out into the others'; elsewhere the library packs them into
+ * one staging buffer (root) and unpacks it (the others). The iov array
+ * itself may be reused as soon as the call returns. UCOLL_ERR_ARG: iov
+ * NULL with niov > 0, an entry with NULL buf and len > 0. */
+typedef struct ucoll_iov {
+    void *buf;
+    size_t len; /* bytes */
+} ucoll_iov_t;
+int ucoll_bcast_iov(const ucoll_iov_t *iov, size_t niov, int root, ucoll_comm_t *comm);
 int ucoll_reduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,
                  int root, ucoll_comm_t *comm);
 int ucoll_allreduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,
@@ -267,6 +283,8 @@ int ucoll_exscan(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, u
 int ucoll_ibarrier(ucoll_comm_t *comm, ucoll_req_t **req);
 int ucoll_ibcast(void *buf, size_t count, ucoll_dtype_t dt, int root, ucoll_comm_t *comm,
                  ucoll_req_t **req);
+int ucoll_ibcast_iov(const ucoll_iov_t *iov, size_t niov, int root, ucoll_comm_t *comm,
+                     ucoll_req_t **req);
 int ucoll_ireduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,
                   int root, ucoll_comm_t *comm, ucoll_req_t **req);
 int ucoll_iallreduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,

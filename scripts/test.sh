@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install, build, and run the whole test suite, then the unit, p2p and
-# failure suites again under AddressSanitizer (scripts/asan.sh: an invalid
+# Install, build, and run the whole test suite, then the unit, p2p,
+# failure and asan suites again under AddressSanitizer (scripts/asan.sh: an invalid
 # access or a leak of ours fails them); ends with "N passed, N failed".
 # With arguments (meson test's: suite names, test names, options) only
 # those run, and not under AddressSanitizer.
@@ -12,7 +12,7 @@ meson test -C build --print-errorlogs --num-processes 2 "$@"
 rc=$?
 logs=(build/meson-logs/testlog.json)
 if [ $# -eq 0 ]; then
-    ./scripts/asan.sh unit p2p failure
+    ./scripts/asan.sh unit p2p failure asan
     rc_asan=$?
     [ $rc -eq 0 ] && rc=$rc_asan
     logs+=(build-asan/meson-logs/testlog.json)

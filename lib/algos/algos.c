@@ -807,7 +807,9 @@ int ucoll__coll_run(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_t 
     size_t sb = 0, rb = 0;
     int st, cacheable;
 
-    cacheable = coll_extents(a, comm, &sb, &rb);
+    /* a coalesced bcast runs only where selection takes shared memory
+     * (bcast.c), decided again here: no cached schedule may take it */
+    cacheable = a->iov == NULL && coll_extents(a, comm, &sb, &rb);
     if (cacheable) {
         cache_key(comm, a, sb, rb, &key);
         e = cache_find(comm, &key);
@@ -820,7 +822,7 @@ int ucoll__coll_run(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_t 
     }
 
     al = ucoll__algo_select(comm, a, &prm);
-    if (al == NULL) {
+    if (al == NULL || (a->iov && !(al->flags & UCOLL_ALGO_SHM))) {
         ucoll_debug("%s: no algorithm can serve the call", ucoll__coll_name(a->coll));
         return UCOLL_ERR_UNSUPPORTED;
     }

@@ -30,6 +30,10 @@ typedef struct ucoll_coll_args {
     ucoll_op_t op;
     int root;
     size_t esize; /* ucoll_dtype_size(dt) */
+    /* bcast_iov through shared memory: the buffers (rbuf NULL, count the
+     * total bytes); owned by the request until it completes */
+    const ucoll_iov_t *iov;
+    size_t niov;
 } ucoll_coll_args_t;
 
 /* Parameters the selection passes to an algorithm (0 = algorithm's own

@@ -344,6 +344,8 @@ ucoll_shm_op_t *ucoll__shm_op_new(ucoll_comm_t *comm, const ucoll_coll_args_t *a
     op->op = a->op;
     op->root = a->root;
     op->in_place = a->in_place;
+    op->iov = a->iov;
+    op->niov = a->niov;
     return op;
 }
 

@@ -24,6 +24,11 @@ struct ucoll_req {
     /* internal completion callback, run by ucoll__req_complete; may free req */
     void (*cb)(ucoll_req_t *req);
     void *cb_arg;
+    /* the call's own state to settle once it completes (a coalesced
+     * bcast's buffers list, its staging unpack), run by ucoll__req_complete
+     * before cb and once: whoever waits (cb) need not know it */
+    void (*fini)(ucoll_req_t *req);
+    void *fini_arg;
     union {
         struct ucoll_p2p_req p2p; /* lib/progress/p2p_req.h */
         struct {
@@ -55,6 +60,12 @@ static inline void ucoll__req_release(ucoll_req_t *req)
 static inline void ucoll__req_complete(ucoll_req_t *req, int error)
 {
     req->status.error = error;
+    if (req->fini) {
+        void (*fini)(ucoll_req_t *) = req->fini;
+
+        req->fini = NULL;
+        fini(req);
+    }
     req->complete = 1;
     if (req->cb) {
         req->cb(req);

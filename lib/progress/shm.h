@@ -127,13 +127,16 @@ struct ucoll_shm_op {
     void *rbuf;
     size_t count, esize;
     int dt, op, root, in_place;
-    size_t chunk; /* elements (or bytes) per piece, as the algorithm decides */
+    size_t chunk;           /* elements (or bytes) per piece, as the algorithm decides */
+    const ucoll_iov_t *iov; /* bcast_iov: rbuf's place (NULL otherwise) */
+    size_t niov;
     /* state */
     int phase;
     int cur;    /* next member to look at in a wait over several */
     uint64_t k; /* piece in progress */
     uint64_t aux;
-    int slots; /* slots of the data area the algorithm uses (0: its own rule) */
+    int slots;             /* slots of the data area the algorithm uses (0: its own rule) */
+    size_t iov_i, iov_off; /* bcast_iov: where the next piece starts */
 };
 
 /* The shared-memory state of comm, created (state NONE) on first use;
@@ -262,6 +265,34 @@ static inline int ucoll__shm_all_reached(ucoll_shm_op_t *op, uint64_t v)
     }
     op->cur = 0;
     return 1;
+}
+
+/* bcast_iov: copy the next len bytes of op's buffers list out
+ * (gather: into region) or in from region (scatter), advancing its place. */
+static inline void ucoll__shm_iov_copy(ucoll_shm_op_t *op, char *region, size_t len, int gather)
+{
+    while (len > 0 && op->iov_i < op->niov) {
+        const ucoll_iov_t *v = &op->iov[op->iov_i];
+        size_t n = v->len - op->iov_off;
+
+        if (n > len) {
+            n = len;
+        }
+        if (n > 0) {
+            if (gather) {
+                ucoll__shm_copy(region, (const char *)v->buf + op->iov_off, n);
+            } else {
+                ucoll__shm_copy((char *)v->buf + op->iov_off, region, n);
+            }
+        }
+        region += n;
+        len -= n;
+        op->iov_off += n;
+        if (op->iov_off == v->len) {
+            op->iov_i++;
+            op->iov_off = 0;
+        }
+    }
 }
 
 #endif

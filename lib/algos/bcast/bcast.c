@@ -3,8 +3,12 @@
  * shared by chain, pipeline, bintree and pipe_bintree.
  */
 #include "bcast.h"
+#include "progress/request.h"
+#include "progress/shm.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* clang-format off */
 const ucoll_algo_t *const ucoll__bcast_algos[] = {
@@ -132,6 +136,147 @@ int ucoll_bcast(void *buf, size_t count, ucoll_dtype_t dt, int root, ucoll_comm_
 {
     ucoll_req_t *req;
     int st = ucoll_ibcast(buf, count, dt, root, comm, &req);
+
+    return (st != UCOLL_OK) ? st : ucoll__coll_wait_blocking(req);
+}
+
+/* ---- coalesced bcast (ucoll_ibcast_iov) ------------------------------------ */
+
+/* What a coalesced call keeps until its request completes: its own copy of
+ * the buffers list, and on the packed way the staging buffer. */
+typedef struct {
+    ucoll_iov_t *iov;
+    size_t niov, total;
+    char *staging; /* NULL: through shared memory, straight */
+    int unpack;    /* a non-root rank on the packed way */
+} bcast_iov_t;
+
+static void bcast_iov_fini(ucoll_req_t *req)
+{
+    bcast_iov_t *c = req->fini_arg;
+
+    if (c->unpack && req->status.error == UCOLL_OK) {
+        size_t off = 0;
+
+        for (size_t i = 0; i < c->niov; i++) {
+            if (c->iov[i].len) {
+                memcpy(c->iov[i].buf, c->staging + off, c->iov[i].len);
+                off += c->iov[i].len;
+            }
+        }
+    }
+    free(c->staging);
+    free(c->iov);
+    free(c);
+}
+
+int ucoll_ibcast_iov(const ucoll_iov_t *iov, size_t niov, int root, ucoll_comm_t *comm,
+                     ucoll_req_t **req)
+{
+    ucoll_coll_args_t a = {0};
+    ucoll_algo_params_t prm;
+    const ucoll_algo_t *al;
+    bcast_iov_t *c;
+    size_t total = 0, off = 0;
+    int st, nonempty = 0;
+
+    if ((st = ucoll__check_comm(comm)) || (st = ucoll__coll_check_req("bcast_iov", req)) ||
+        (st = ucoll__coll_check_root("bcast_iov", comm, root))) {
+        return st;
+    }
+    if (niov > 0 && iov == NULL) {
+        ucoll_error("bcast_iov: iov is NULL with %zu entries", niov);
+        return UCOLL_ERR_ARG;
+    }
+    for (size_t i = 0; i < niov; i++) {
+        if (iov[i].len && iov[i].buf == NULL) {
+            ucoll_error("bcast_iov: entry %zu has NULL buf and %zu bytes", i, iov[i].len);
+            return UCOLL_ERR_ARG;
+        }
+        if (iov[i].len > SIZE_MAX - total) {
+            ucoll_error("bcast_iov: the entries' bytes overflow size_t");
+            return UCOLL_ERR_ARG;
+        }
+        total += iov[i].len;
+        nonempty += iov[i].len > 0;
+    }
+    if (nonempty <= 1) {
+        /* one buffer (or none): a plain bcast, the same call on every rank
+         * whatever their splits, since both take the bcast of total bytes */
+        void *buf = NULL;
+
+        for (size_t i = 0; i < niov; i++) {
+            buf = iov[i].len ? iov[i].buf : buf;
+        }
+        return ucoll_ibcast(buf, total, UCOLL_BYTE, root, comm, req);
+    }
+    a.coll = UCOLL_COLL_BCAST;
+    a.count = total;
+    a.dt = UCOLL_BYTE;
+    a.esize = 1;
+    a.root = root;
+    c = calloc(1, sizeof(*c));
+    if (c == NULL || (c->iov = malloc(niov * sizeof(*iov))) == NULL) {
+        free(c);
+        ucoll__coll_seq_skip(comm);
+        return UCOLL_ERR_NOMEM;
+    }
+    memcpy(c->iov, iov, niov * sizeof(*iov));
+    c->niov = niov;
+    c->total = total;
+    /* Straight through shared memory when it is on and selection takes the
+     * shm row for a bcast of total bytes: every rank decides alike, since
+     * a rank that finds the setup still running takes the packed way, whose
+     * plain bcast of the same bytes is deferred until the setup ends and
+     * then takes the same row, with the same pieces. */
+    al = ucoll__shm_on(comm) ? ucoll__algo_select(comm, &a, &prm) : NULL;
+    if (al && (al->flags & UCOLL_ALGO_SHM)) {
+        a.iov = c->iov;
+        a.niov = niov;
+        ucoll_debug("bcast_iov: %zu buffers, %zu bytes, straight through shared memory", niov,
+                    total);
+        st = ucoll__coll_start(comm, &a, req);
+    } else {
+        c->staging = malloc(total);
+        if (c->staging == NULL) {
+            free(c->iov);
+            free(c);
+            ucoll__coll_seq_skip(comm);
+            return UCOLL_ERR_NOMEM;
+        }
+        if (comm->rank == root) {
+            for (size_t i = 0; i < niov; i++) {
+                if (iov[i].len) {
+                    memcpy(c->staging + off, iov[i].buf, iov[i].len);
+                    off += iov[i].len;
+                }
+            }
+        }
+        c->unpack = comm->rank != root;
+        ucoll_debug("bcast_iov: %zu buffers, %zu bytes, packed into a staging buffer", niov, total);
+        st = ucoll_ibcast(c->staging, total, UCOLL_BYTE, root, comm, req);
+    }
+    if (st != UCOLL_OK) {
+        free(c->staging);
+        free(c->iov);
+        free(c);
+        return st;
+    }
+    if ((*req)->complete) {
+        /* done within the call (one rank, or the last piece already in) */
+        (*req)->fini_arg = c;
+        bcast_iov_fini(*req);
+    } else {
+        (*req)->fini = bcast_iov_fini;
+        (*req)->fini_arg = c;
+    }
+    return UCOLL_OK;
+}
+
+int ucoll_bcast_iov(const ucoll_iov_t *iov, size_t niov, int root, ucoll_comm_t *comm)
+{
+    ucoll_req_t *req;
+    int st = ucoll_ibcast_iov(iov, niov, root, comm, &req);
 
     return (st != UCOLL_OK) ? st : ucoll__coll_wait_blocking(req);
 }

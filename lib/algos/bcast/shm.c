@@ -74,7 +74,11 @@ static int shm_poll(ucoll_shm_op_t *op)
                                                       : ucoll__shm_pos(s, j - slots + 1))) {
                 return UCOLL_SHM_AGAIN;
             }
-            ucoll__shm_copy(ring + (j % slots) * q, buf + off, len);
+            if (op->iov) {
+                ucoll__shm_iov_copy(op, ring + (j % slots) * q, len, 1);
+            } else {
+                ucoll__shm_copy(ring + (j % slots) * q, buf + off, len);
+            }
             ucoll__shm_post(sh, j + 1 < n ? ucoll__shm_pos(s, j + 1) : ucoll__shm_end(s));
         }
         return UCOLL_OK;
@@ -89,7 +93,11 @@ static int shm_poll(ucoll_shm_op_t *op)
         for (; op->k < n && have >= ucoll__shm_pos(s, op->k + 1); op->k++) {
             size_t off = op->k * q, len = UCOLL_MIN(q, bytes - off);
 
-            ucoll__shm_copy(buf + off, ring + (op->k % slots) * q, len);
+            if (op->iov) {
+                ucoll__shm_iov_copy(op, ring + (op->k % slots) * q, len, 0);
+            } else {
+                ucoll__shm_copy(buf + off, ring + (op->k % slots) * q, len);
+            }
         }
         ucoll__shm_post(sh, op->k < n ? ucoll__shm_pos(s, op->k) : ucoll__shm_end(s));
     }
