@@ -6,23 +6,27 @@
 # broadcasts of the whole state_dict, every tensor checked bit for bit) and
 # reports the median of its --iters timed broadcasts, in each mode of MODES:
 # "copy" (rank 0 flattens the tensors into bucket buffers, the others copy
-# them out: a copy of every byte at each end) and "flat" (the tensors are
-# views of the bucket buffers, set up once: no copies). Then, per case, the
+# them out: a copy of every byte at each end), "flat" (the tensors are
+# views of the bucket buffers, set up once: no copies) and "coalesced"
+# (each bucket's tensors in one broadcast of the list, the model as it is:
+# no copies with ucoll; gloo takes one tensor per device, so it flattens, as
+# torch's own coalesced broadcast does). Then, per case, the
 # median over the runs for each backend and the ratio ucoll/gloo, and
 # ucoll_bench bcast of the same total bytes in one message (its average
 # over --iters calls), with the ratio weight_broadcast/ucoll_bench.
 #
 #   bench/weight_bcast_vs_gloo.sh [-b BUILDDIR] [-r REPS] [-p "2 4"]
 #       [-s "100M 400M"] [-d "float32 bfloat16"] [-i ITERS] [-m BUCKET_MB]
-#       [-M "copy flat"]
+#       [-M "copy flat coalesced"]
 #
 # Targets (issue 9): ucoll <= 0.5x gloo's time at p = 4 with 1.6 GB
 # (400M float32), and within 1.3x of ucoll_bench bcast (bucketing and Python
-# costing little: the "flat" mode; "copy" adds two memory copies of it all).
+# costing little: the "flat" and "coalesced" modes; "copy" adds two memory
+# copies of it all).
 # Writes bench-results/weight_bcast_<timestamp>/{runs.txt,summary.md}.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=$root/build reps=3 ps="2 4" sizes="100M 400M" dtypes="float32 bfloat16" iters=3 bucket=64 modes="copy flat"
+build=$root/build reps=3 ps="2 4" sizes="100M 400M" dtypes="float32 bfloat16" iters=3 bucket=64 modes="copy flat coalesced"
 while getopts "b:r:p:s:d:i:m:M:h" o; do
   case $o in
   b) build=$(cd "$OPTARG" && pwd) ;;
@@ -55,7 +59,7 @@ for p in $ps; do
     for dt in $dtypes; do
       for ((r = 1; r <= reps; r++)); do
         for mode in $modes; do
-          flag=; [[ $mode == flat ]] && flag=--flat
+          flag=; [[ $mode == flat || $mode == coalesced ]] && flag=--$mode
           for be in ucoll gloo; do
             line=$("$ucollrun" -n "$p" --timeout 900 $PY "$root/examples/weight_broadcast.py" \
                      --backend "$be" --params "$size" --dtype "$dt" --iters "$iters" \

@@ -31,6 +31,13 @@ one "RESULT ..." line for scripts (bench/weight_bcast_vs_gloo.sh).
                          FSDP's flat parameters or DDP's bucket views): set up
                          once, untimed; a broadcast is then the buckets'
                          broadcasts alone, no flatten and no unflatten copy
+  --coalesced            each bucket's tensors go as they are, in one
+                         coalesced broadcast (the ucoll backend's broadcast
+                         of a list of tensors, or ucoll's ibcast_coalesced
+                         with --direct): no flatten, no unflatten, no bucket
+                         buffers; the model stays as it is. gloo's broadcast
+                         takes one tensor per device, so with gloo this mode
+                         flattens, as torch's own coalesced broadcast does
 
 Run (from the project root, after ninja -C build):
   PYTHONPATH=build/python build/launcher/ucollrun -n 4 \\
@@ -149,6 +156,15 @@ class TorchComm:
         self.rank, self.size = dist.get_rank(), dist.get_world_size()
         self.name = backend
 
+    def ibcast_list(self, ts):
+        """One broadcast of several tensors from rank 0 (None: this backend
+        cannot; the caller flattens)."""
+        if self.name == "gloo":
+            return None
+        opts = self.dist.BroadcastOptions()
+        opts.rootRank = 0
+        return self.dist.distributed_c10d._get_default_group().broadcast(ts, opts)
+
     def ibcast(self, t):
         if t.dtype == torch.bfloat16 and self.name == "gloo":
             t = t.view(torch.uint8)  # torch 1.13 gloo: "Invalid scalar type"; same bytes
@@ -204,6 +220,9 @@ class DirectComm:
 
     def ibcast(self, t):
         return self.world.ibcast(t, root=0)
+
+    def ibcast_list(self, ts):
+        return self.world.ibcast_coalesced(ts, root=0)
 
     def barrier(self):
         self.world.barrier()
@@ -266,15 +285,21 @@ def make_flat(model, names, buckets_of, flats):
     return [state[k] for k in names]
 
 
-def broadcast_state(comm, buckets_of, flats, flat=False):
+def broadcast_state(comm, buckets_of, flats, flat=False, coalesced=False):
     """One bucketed broadcast of the buckets' tensors from rank 0 through the
     flat buffers; returns seconds. Copies overlap the transfers: rank 0
     posts each bucket's broadcast as soon as it is flattened, the others
     post every receive first and unflatten each bucket as soon as it has
-    arrived, while the later ones are still in flight."""
+    arrived, while the later ones are still in flight. coalesced: each
+    bucket's tensors in one broadcast of the list, every bucket in flight,
+    where the backend can (else flattened as above)."""
     comm.barrier()
     t0 = time.perf_counter()
-    if flat:  # the weights are the buffers: broadcast them, nothing to copy
+    reqs = [comm.ibcast_list(b) for b in buckets_of] if coalesced else [None]
+    if reqs[0] is not None:
+        for r in reqs:
+            r.wait()
+    elif flat:  # the weights are the buffers: broadcast them, nothing to copy
         for r in [comm.ibcast(f) for f in flats]:
             r.wait()
     elif comm.rank == 0:
@@ -305,6 +330,8 @@ def main():
                     help="new (untouched) bucket buffers for every broadcast")
     ap.add_argument("--flat", action="store_true",
                     help="the model's tensors are views of the bucket buffers: no copies")
+    ap.add_argument("--coalesced", action="store_true",
+                    help="each bucket's tensors in one broadcast of the list: no copies")
     args = ap.parse_args()
     torch.set_num_threads(1)
 
@@ -326,6 +353,8 @@ def main():
 
     if args.flat and args.fresh:
         ap.error("--flat keeps the weights in the bucket buffers: no --fresh")
+    if args.flat and args.coalesced:
+        ap.error("--flat or --coalesced, not both")
     times = []
     flats = staging(buckets_of)
     if args.flat:
@@ -337,7 +366,7 @@ def main():
                 t.zero_()
         if args.fresh and it > 0:
             flats = staging(buckets_of)
-        dt = comm.max(broadcast_state(comm, buckets_of, flats, args.flat))
+        dt = comm.max(broadcast_state(comm, buckets_of, flats, args.flat, args.coalesced))
         warm = it < args.warmup
         if not warm:
             times.append(dt)
@@ -357,7 +386,7 @@ def main():
     if rank == 0:
         print(f"checksums: {'all ' + str(len(names)) + ' tensors identical on every rank' if nbad == 0 else str(nbad) + ' mismatches'}")
         print(f"RESULT backend={comm.name} p={p} params={nparams} dtype={args.dtype} "
-              f"bytes={nbytes} buckets={len(buckets_of)} mode={'flat' if args.flat else 'copy'} median_s={med:.4f} "
+              f"bytes={nbytes} buckets={len(buckets_of)} mode={'flat' if args.flat else 'coalesced' if args.coalesced else 'copy'} median_s={med:.4f} "
               f"GBps={nbytes / med / 1e9:.3f} times={','.join(f'{t:.4f}' for t in times)} "
               f"check={'ok' if nbad == 0 else 'FAILED'}", flush=True)
     comm.close()

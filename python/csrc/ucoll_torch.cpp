@@ -762,6 +762,10 @@ class ProcessGroupUcoll : public c10d::ProcessGroup
                                              const c10d::BroadcastOptions &opts) override
     {
         const char *call = "broadcast";
+        TORCH_CHECK(!tensors.empty(), "ucoll ", call, ": no tensors");
+        if (tensors.size() > 1) {
+            return broadcast_coalesced(call, tensors, opts);
+        }
         at::Tensor t = single(call, tensors);
         check_root(call, opts.rootRank);
         TORCH_CHECK(opts.rootTensor == 0, "ucoll ", call, ": rootTensor must be 0");
@@ -770,6 +774,34 @@ class ProcessGroupUcoll : public c10d::ProcessGroup
                        [t, root](ucoll_comm_t *c, std::vector<ucoll_req_t *> &r) {
                            return post(
                                r, ucoll_ibcast(ptr(t), nbytes(t), UCOLL_BYTE, root, c, slot(r)));
+                       });
+    }
+
+    /* Several CPU tensors (there is one device here, so no multi-device
+     * meaning to keep): their bytes, in order, as one message, without
+     * flattening them (ucoll_ibcast_iov: straight through shared memory,
+     * packed inside the library elsewhere). The total must match on every
+     * rank; dtypes and shapes may differ. */
+    c10::intrusive_ptr<c10d::Work> broadcast_coalesced(const char *call,
+                                                       std::vector<at::Tensor> &tensors,
+                                                       const c10d::BroadcastOptions &opts)
+    {
+        for (auto &t : tensors) {
+            check_direct(call, t);
+        }
+        check_root(call, opts.rootRank);
+        TORCH_CHECK(opts.rootTensor == 0, "ucoll ", call, ": rootTensor must be 0");
+        const int root = (int)opts.rootRank;
+        std::vector<at::Tensor> ts = tensors;
+        return enqueue(OpType::BROADCAST, call, {ts}, opts.timeout,
+                       [ts, root](ucoll_comm_t *c, std::vector<ucoll_req_t *> &r) {
+                           std::vector<ucoll_iov_t> iov(ts.size());
+                           for (size_t i = 0; i < ts.size(); i++) {
+                               iov[i].buf = ptr(ts[i]);
+                               iov[i].len = nbytes(ts[i]);
+                           }
+                           return post(r, ucoll_ibcast_iov(iov.data(), iov.size(), root, c,
+                                                           slot(r)));
                        });
     }
 

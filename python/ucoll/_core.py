@@ -64,6 +64,8 @@ _ERR_TIMEOUT = int(ErrorCode.ERR_TIMEOUT)
 # the C functions, looked up once (a cffi lib attribute costs a lookup per use)
 _barrier, _ibarrier = lib.ucoll_barrier, lib.ucoll_ibarrier
 _bcast, _ibcast = lib.ucoll_bcast, lib.ucoll_ibcast
+_bcast_iov, _ibcast_iov = lib.ucoll_bcast_iov, lib.ucoll_ibcast_iov
+_IOVS = ffi.typeof("ucoll_iov_t[]")
 _reduce, _ireduce = lib.ucoll_reduce, lib.ucoll_ireduce
 _allreduce, _iallreduce = lib.ucoll_allreduce, lib.ucoll_iallreduce
 _gather, _igather = lib.ucoll_gather, lib.ucoll_igather
@@ -465,6 +467,37 @@ class Comm:
 
     def ibcast(self, buf, root=0):
         return self._start(_ibcast, self._a_bcast("ibcast", buf, root), "ibcast", buf)
+
+    def _a_bcast_iov(self, call, bufs, root):
+        c = self._ptr
+        if c is None:
+            raise self._gone(call)
+        root = self._root(root, call)
+        if not isinstance(bufs, (list, tuple)):
+            # not any sequence: an array is one, of scalars
+            raise arg_error(call, "bufs", "a list or tuple of buffers is required here, got %s"
+                            % type(bufs).__name__)
+        out = self._rank != root
+        iov = _new(_IOVS, max(len(bufs), 1))
+        for i, b in enumerate(bufs):
+            p, n, dt = buffer(b, call, "bufs[%d]" % i, out)
+            iov[i].buf = p
+            iov[i].len = n * _ESIZE[dt]
+        return iov, len(bufs), root, c
+
+    def bcast_coalesced(self, bufs, root=0):
+        """Root's buffers, taken in order as one message, to every rank's
+        (a list of arrays or tensors, each contiguous; the total bytes must
+        be the same on every rank, the split may differ). No flattening: the
+        data goes straight from root's buffers to the others' through shared
+        memory (packed once inside the library elsewhere)."""
+        st = _bcast_iov(*self._a_bcast_iov("bcast_coalesced", bufs, root))
+        if st:
+            raise error_for(st, "bcast_coalesced")
+
+    def ibcast_coalesced(self, bufs, root=0):
+        args = self._a_bcast_iov("ibcast_coalesced", bufs, root)
+        return self._start(_ibcast_iov, args, "ibcast_coalesced", list(bufs))
 
     def _a_reduce(self, call, sbuf, rbuf, op, root):
         c = self._ptr

@@ -118,6 +118,11 @@ int ucoll_waitall(size_t n, ucoll_req_t **reqs);
 
 int ucoll_barrier(ucoll_comm_t *comm);
 int ucoll_bcast(void *buf, size_t count, ucoll_dtype_t dt, int root, ucoll_comm_t *comm);
+typedef struct ucoll_iov {
+    void *buf;
+    size_t len;
+} ucoll_iov_t;
+int ucoll_bcast_iov(const ucoll_iov_t *iov, size_t niov, int root, ucoll_comm_t *comm);
 int ucoll_reduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,
                  int root, ucoll_comm_t *comm);
 int ucoll_allreduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,
@@ -151,6 +156,8 @@ int ucoll_exscan(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, u
 int ucoll_ibarrier(ucoll_comm_t *comm, ucoll_req_t **req);
 int ucoll_ibcast(void *buf, size_t count, ucoll_dtype_t dt, int root, ucoll_comm_t *comm,
                  ucoll_req_t **req);
+int ucoll_ibcast_iov(const ucoll_iov_t *iov, size_t niov, int root, ucoll_comm_t *comm,
+                     ucoll_req_t **req);
 int ucoll_ireduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,
                   int root, ucoll_comm_t *comm, ucoll_req_t **req);
 int ucoll_iallreduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, ucoll_op_t op,

@@ -93,6 +93,50 @@ def test_bcast(world, kind, dtype):
             check(x, np.arange(N) + 3)
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_bcast_coalesced(world, kind):
+    """A list of buffers of mixed datatypes as one message: the same bytes
+    split at different places on every rank, 0 to 320 KB, blocking and
+    nonblocking, with an empty entry."""
+    if kind == "torch" and torch is None:
+        pytest.skip("no torch")
+    dtypes = ["float32", "int64", "uint8", "float64", "int16"]
+    for total_elems in (0, 5, 3000, 40000):
+        for root in roots(world):
+            for nb in (False, True):
+                src = (np.arange(total_elems * 8) % 251).astype(np.uint8)
+                # cut the bytes at places of this rank's own, each piece seen
+                # as one of the datatypes (its bytes a multiple of 8)
+                cuts = sorted({0, len(src)} | {(8 * ((k * 977 + world.rank * 131) % (total_elems + 1)))
+                                               for k in range(4)})
+                pieces = [src[a:b] for a, b in zip(cuts, cuts[1:])]
+                pieces.insert(world.rank % (len(pieces) + 1), src[:0])  # an empty entry
+                bufs, want, off = [], [], 0
+                for i, piece in enumerate(pieces):
+                    dt = dtypes[i % len(dtypes)]
+                    size = np.dtype(dt).itemsize
+                    data = src[off:off + len(piece)]
+                    off += len(piece)
+                    want.append(data.copy())
+                    host = data.copy() if world.rank == root else np.zeros(len(piece), np.uint8)
+                    a = host.view(dt)
+                    bufs.append(torch.from_numpy(a) if kind == "torch" else a)
+                if nb:
+                    world.ibcast_coalesced(bufs, root=root).wait()
+                else:
+                    world.bcast_coalesced(bufs, root=root)
+                for b, w in zip(bufs, want):
+                    got = (b.numpy() if kind == "torch" else b).view(np.uint8)
+                    np.testing.assert_array_equal(got, w)
+    # errors, alike on every rank, before any call
+    with pytest.raises(ucoll.ArgumentError, match="a list or tuple of buffers"):
+        world.bcast_coalesced(np.zeros(3))
+    with pytest.raises(ucoll.ArgumentError, match="bufs\\[1\\]"):
+        world.bcast_coalesced([np.zeros(4), np.zeros((4, 4))[:, 0]], root=0)
+    with pytest.raises(ucoll.ArgumentError, match="root"):
+        world.bcast_coalesced([np.zeros(4)], root=world.size)
+
+
 @pytest.mark.parametrize("kind,dtype", CASES)
 def test_reduce(world, kind, dtype):
     p, r = world.size, world.rank

@@ -106,10 +106,10 @@ def test_cdef_matches_header():
     missing = [p for p in protos if _normalize(p) not in cdef]
     assert not missing, "declared differently in _ffi.CDEF (or not at all): %s" % missing
     # the structs C reads and writes, field by field
-    for name in ("ucoll_oob_t", "ucoll_status_t"):
+    for name in ("ucoll_oob_t", "ucoll_status_t", "ucoll_iov_t"):
         pattern = r"typedef struct(?: \w+)? \{([^}]*)\}\s*%s;" % name
         body = _normalize(re.search(pattern, header).group(1))
-        assert body.count(";") >= 4 and body == _normalize(re.search(pattern, _ffi.CDEF).group(1))
+        assert body.count(";") >= 2 and body == _normalize(re.search(pattern, _ffi.CDEF).group(1))
     for enum_name, py in (("ucoll_dtype_t", ucoll.Datatype), ("ucoll_op_t", ucoll.Op)):
         body = re.search(r"typedef enum \{([^}]*)\} %s;" % enum_name, header).group(1)
         names = [n.strip() for n in body.split(",") if n.strip()]

@@ -104,6 +104,22 @@ def main():
                     want = want + 1
                 F.equal(t, want, f"broadcast {dtype} n={n} root={root}")
 
+    # ---- broadcast of several tensors at once (the backend's coalesced
+    # form: mixed dtypes and shapes, one empty), through the group object
+    pg = dist.distributed_c10d._get_default_group()
+    for root in range(p):
+        for scale in (1, 5000):
+            shapes = [(3 * scale,), (2, 5 * scale), (0,), (7 * scale,)]
+            dts = [torch.float32, torch.bfloat16, torch.int64, torch.uint8]
+            want = [val(root, int(torch.Size(s).numel()), d).reshape(s) for s, d in zip(shapes, dts)]
+            ts = [w.clone() if rank == root else torch.zeros(s, dtype=d)
+                  for w, s, d in zip(want, shapes, dts)]
+            opts = dist.BroadcastOptions()
+            opts.rootRank = root
+            pg.broadcast(ts, opts).wait()
+            for k, (t, w) in enumerate(zip(ts, want)):
+                F.equal(t, w, f"broadcast of 4 tensors, #{k} ({w.dtype}), scale {scale}, root {root}")
+
     # ---- all_reduce, every op that applies, every dtype
     for dtype in DTYPES:
         for op in ops_for(dtype):
