@@ -146,24 +146,32 @@ int ucoll_bcast(void *buf, size_t count, ucoll_dtype_t dt, int root, ucoll_comm_
  * the buffers list, and on the packed way the staging buffer. */
 typedef struct {
     ucoll_iov_t *iov;
-    size_t niov, total;
+    size_t niov;
     char *staging; /* NULL: through shared memory, straight */
     int unpack;    /* a non-root rank on the packed way */
 } bcast_iov_t;
+
+/* The packed way: the buffers' bytes into staging (pack) or back out. */
+static void iov_pack(const ucoll_iov_t *iov, size_t niov, char *staging, int pack)
+{
+    for (size_t i = 0; i < niov; i++) {
+        if (iov[i].len) {
+            if (pack) {
+                memcpy(staging, iov[i].buf, iov[i].len);
+            } else {
+                memcpy(iov[i].buf, staging, iov[i].len);
+            }
+            staging += iov[i].len;
+        }
+    }
+}
 
 static void bcast_iov_fini(ucoll_req_t *req)
 {
     bcast_iov_t *c = req->fini_arg;
 
     if (c->unpack && req->status.error == UCOLL_OK) {
-        size_t off = 0;
-
-        for (size_t i = 0; i < c->niov; i++) {
-            if (c->iov[i].len) {
-                memcpy(c->iov[i].buf, c->staging + off, c->iov[i].len);
-                off += c->iov[i].len;
-            }
-        }
+        iov_pack(c->iov, c->niov, c->staging, 0);
     }
     free(c->staging);
     free(c->iov);
@@ -177,7 +185,7 @@ int ucoll_ibcast_iov(const ucoll_iov_t *iov, size_t niov, int root, ucoll_comm_t
     ucoll_algo_params_t prm;
     const ucoll_algo_t *al;
     bcast_iov_t *c;
-    size_t total = 0, off = 0;
+    size_t total = 0;
     int st, nonempty = 0;
 
     if ((st = ucoll__check_comm(comm)) || (st = ucoll__coll_check_req("bcast_iov", req)) ||
@@ -223,7 +231,6 @@ int ucoll_ibcast_iov(const ucoll_iov_t *iov, size_t niov, int root, ucoll_comm_t
     }
     memcpy(c->iov, iov, niov * sizeof(*iov));
     c->niov = niov;
-    c->total = total;
     /* Straight through shared memory when it is on and selection takes the
      * shm row for a bcast of total bytes: every rank decides alike, since
      * a rank that finds the setup still running takes the packed way, whose
@@ -245,12 +252,7 @@ int ucoll_ibcast_iov(const ucoll_iov_t *iov, size_t niov, int root, ucoll_comm_t
             return UCOLL_ERR_NOMEM;
         }
         if (comm->rank == root) {
-            for (size_t i = 0; i < niov; i++) {
-                if (iov[i].len) {
-                    memcpy(c->staging + off, iov[i].buf, iov[i].len);
-                    off += iov[i].len;
-                }
-            }
+            iov_pack(iov, niov, c->staging, 1);
         }
         c->unpack = comm->rank != root;
         ucoll_debug("bcast_iov: %zu buffers, %zu bytes, packed into a staging buffer", niov, total);
