@@ -497,7 +497,7 @@ static void op_done(void *arg, int what, int err)
 
     req->u.p2p.op = NULL;
     inflight_del(req);
-    if (err != UCOLL_OK && ucoll__tl_failed(req->ctx, req->u.p2p.world)) {
+    if (err != UCOLL_OK && ucoll__tl_check_failed(req->ctx, req->u.p2p.world)) {
         err = UCOLL_ERR_PEER;
     }
     if (what == OP_GET) {
@@ -523,7 +523,7 @@ static void track(ucoll_p2p_t *p, ucoll_req_t *req, ucoll_tl_op_t *op, int what,
     }
     req->u.p2p.op = NULL;
     inflight_del(req);
-    if (ret != UCOLL_OK && ucoll__tl_failed(p->ctx, req->u.p2p.world)) {
+    if (ret != UCOLL_OK && ucoll__tl_check_failed(p->ctx, req->u.p2p.world)) {
         ret = UCOLL_ERR_PEER;
     }
     if (what == OP_GET) {

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <ucs/debug/log_def.h>
 
 #define ADDR_KEY         "ucoll.addr"
 #define CLOSE_TIMEOUT_NS 5000000000ull
@@ -86,10 +89,14 @@ static int has_shm_resource(const char *info)
 
 /* ---- who a process is, and whether it still runs ------------------------ */
 
-/* State (field 3) and start time (field 22) of a process from its
- * /proc/PID/stat, where path names that file. 0, or the errno of the
- * failure (EINVAL for a line that does not parse). */
-static int proc_stat_read(const char *path, char *state_p, uint64_t *start_p)
+/* The kernel's per-task flag for a task that has begun to exit (its memory
+ * may already be gone), field 9 of /proc/PID/stat. */
+#define PROC_PF_EXITING 0x4u
+
+/* State (field 3), flags (field 9) and start time (field 22) of a process
+ * from its /proc/PID/stat, where path names that file. 0, or the errno of
+ * the failure (EINVAL for a line that does not parse). */
+static int proc_stat_read(const char *path, char *state_p, unsigned *flags_p, uint64_t *start_p)
 {
     char buf[1024], *p, *end;
     unsigned long long v = 0;
@@ -122,6 +129,9 @@ static int proc_stat_read(const char *path, char *state_p, uint64_t *start_p)
             return EINVAL;
         }
         p = end;
+        if (i == 9) {
+            *flags_p = (unsigned)v;
+        }
     }
     *start_p = v;
     return 0;
@@ -164,6 +174,7 @@ static const char *ident_self(ucoll_tl_ident_t *id)
 {
     const char *why = NULL;
     char state;
+    unsigned flags;
     int err;
 
     memset(id, 0, sizeof(*id));
@@ -174,7 +185,8 @@ static const char *ident_self(ucoll_tl_ident_t *id)
         why = "/proc/self/ns/time is unreadable";
     } else if (!procfs_ours(id->pid)) {
         why = "/proc shows another pid namespace than ours";
-    } else if (proc_stat_read("/proc/self/stat", &state, &id->start) != 0 || id->start == 0) {
+    } else if (proc_stat_read("/proc/self/stat", &state, &flags, &id->start) != 0 ||
+               id->start == 0) {
         why = "no start time in /proc/self/stat";
     }
     if (why != NULL) {
@@ -209,16 +221,19 @@ static const char *ident_unwatchable(const ucoll_tl_t *tl, const ucoll_tl_ident_
 
 /* Whether the process id names is alive: /proc/PID/stat shows a process
  * that has not exited (an exited child that nobody reaped yet is a zombie,
- * and still answers kill()) with the start time it published (else its
- * pid has been reused). Only for a watchable peer in our namespaces. */
+ * and still answers kill()) nor begun to (its memory may be gone already,
+ * which a copy from it finds before the process is a zombie) with the
+ * start time it published (else its pid has been reused). Only for a
+ * watchable peer in our namespaces. */
 static int pid_alive(const ucoll_tl_ident_t *id)
 {
     char path[64], state;
+    unsigned flags = 0;
     uint64_t start;
     int err;
 
     snprintf(path, sizeof(path), "/proc/%u/stat", id->pid);
-    err = proc_stat_read(path, &state, &start);
+    err = proc_stat_read(path, &state, &flags, &start);
     if (err == ENOENT || err == ESRCH) {
         return 0;
     }
@@ -227,7 +242,45 @@ static int pid_alive(const ucoll_tl_ident_t *id)
          * pid that is gone is sure to be dead */
         return !(kill((pid_t)id->pid, 0) != 0 && errno == ESRCH);
     }
-    return state != 'Z' && state != 'X' && start == id->start;
+    return state != 'Z' && state != 'X' && !(flags & PROC_PF_EXITING) && start == id->start;
+}
+
+/*
+ * A peer on this node that dies in the middle of a zero-copy transfer
+ * (CMA: process_vm_readv/writev of its memory, UCX's rendezvous between
+ * processes of one node) makes the copy fail with ESRCH. UCX 1.13 then
+ * fails the transfer's request, but first logs the failure at FATAL level,
+ * which aborts the process, because the endpoint has no UCX peer error
+ * handling (no same-node endpoint of ours can have it, see ucx.h). So a
+ * rank that dies while sending a large message would take its receiver
+ * with it. This log handler stops that one message, from that one
+ * function, before UCX's default handler aborts on it: the request fails
+ * (op_complete), and the pid watch says whether the peer is gone. UCX's
+ * log handlers are per process, so it is installed once and stays (the
+ * library is linked -z nodelete: the handler outlives no unloading).
+ */
+static ucs_log_func_rc_t cma_failure_filter(const char *file, unsigned line, const char *function,
+                                            ucs_log_level_t level,
+                                            const ucs_log_component_config_t *comp,
+                                            const char *message, va_list ap)
+{
+    (void)file;
+    (void)line;
+    (void)comp;
+    (void)message;
+    (void)ap;
+    if (level == UCS_LOG_LEVEL_FATAL && function != NULL &&
+        strcmp(function, "uct_cma_ep_tx_error") == 0) {
+        return UCS_LOG_FUNC_RC_STOP;
+    }
+    return UCS_LOG_FUNC_RC_CONTINUE;
+}
+
+static pthread_once_t cma_filter_once = PTHREAD_ONCE_INIT;
+
+static void cma_filter_install(void)
+{
+    ucs_log_push_handler(cma_failure_filter);
 }
 
 int ucoll__tl_init(ucoll_ctx_t *ctx)
@@ -247,6 +300,7 @@ int ucoll__tl_init(ucoll_ctx_t *ctx)
     if (tl == NULL) {
         return UCOLL_ERR_NOMEM;
     }
+    pthread_once(&cma_filter_once, cma_filter_install);
     tl->ctx = ctx;
     tl->efd = -1;
     tl->peer_mode = -1;
@@ -615,6 +669,20 @@ void ucoll__tl_watch(ucoll_ctx_t *ctx)
             ucoll__tl_set_failed(ctx, i, UCOLL_ERR_PEER);
         }
     }
+}
+
+int ucoll__tl_check_failed(ucoll_ctx_t *ctx, int rank)
+{
+    ucoll_tl_peer_t *peer;
+
+    if (rank < 0 || rank >= ctx->size) {
+        return 0;
+    }
+    peer = &ctx->tl->peers[rank];
+    if (peer->state != UCOLL_TL_EP_FAILED && peer->watched && !pid_alive(&peer->id)) {
+        ucoll__tl_set_failed(ctx, rank, UCOLL_ERR_PEER);
+    }
+    return peer->state == UCOLL_TL_EP_FAILED;
 }
 
 int ucoll__tl_progress(ucoll_ctx_t *ctx)

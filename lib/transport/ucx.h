@@ -31,7 +31,12 @@
  * from both identities, as their endpoints must agree on the mode. Where
  * UCX_TLS offers nothing but shared memory, such a pair cannot connect at
  * all: ucoll__tl_ep_connect says so. Either way the peer is marked failed
- * and tl->on_failure runs once for it.
+ * and tl->on_failure runs once for it. A process that has begun to exit
+ * counts as dead: its memory may be gone before it is a zombie. UCX 1.13
+ * aborts the process when a zero-copy (CMA) transfer with a same-node peer
+ * without peer error handling fails; ucx.c keeps that one failure from
+ * aborting (cma_failure_filter), so a peer that dies in the middle of a
+ * large message fails the transfer, and ucoll__tl_check_failed names it.
  *
  * Operations. A transport operation that may complete later carries a
  * ucoll_tl_op_t: the caller allocates it (naming the request it serves and
@@ -173,6 +178,12 @@ static inline int ucoll__tl_failed(const ucoll_ctx_t *ctx, int rank)
 {
     return ctx->tl->peers[rank].state == UCOLL_TL_EP_FAILED;
 }
+
+/* An operation with rank failed: whether rank is gone. A watched peer's
+ * process is looked at now, not at the next watch tick (a failed copy from
+ * a peer that just died says "transport error" on its own); a dead one is
+ * marked failed, with tl->on_failure run, before this returns. */
+int ucoll__tl_check_failed(ucoll_ctx_t *ctx, int rank);
 
 /* Transport family used to reach rank (connects if needed); SHM on error. */
 int ucoll__tl_kind(ucoll_ctx_t *ctx, int rank);

@@ -349,6 +349,12 @@ void ucoll__tl_set_failed(ucoll_ctx_t *ctx, int rank, int status)
     }
 }
 
+/* no process to look at: a peer is gone once marked so */
+int ucoll__tl_check_failed(ucoll_ctx_t *ctx, int rank)
+{
+    return rank >= 0 && peer_failed(ctx, rank);
+}
+
 uint64_t ucoll__tl_now_ns(void)
 {
     /* a second per look: bounded waits (finalize) end at once */

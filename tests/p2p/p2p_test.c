@@ -5,6 +5,9 @@
  *   p2p_test kill    rank 1 dies without finalize while rank 0 waits on it
  *   p2p_test killwild  the other ranks die at once; rank 0's ANY_SOURCE
  *                    receive (no endpoint to them yet) must fail
+ *   p2p_test killrndv  rank 1 dies in the middle of a large rendezvous send
+ *                    to rank 0, whose receive must fail, not crash
+ *   p2p_test killrndv-recv  the same with rank 1 receiving from rank 0
  *   p2p_test timeout with UCOLL_TIMEOUT=1, a wait for a message not sent yet
  *                    times out, the request stays valid and completes later;
  *                    a rendezvous receive withdrawn after its CTS does not
@@ -511,6 +514,93 @@ static int run_kill(int wild)
     _exit(failures ? 1 : 0);
 }
 
+static void die_now(int sig)
+{
+    (void)sig;
+    raise(SIGKILL);
+}
+
+static int all_bytes(const char *buf, size_t len, char c)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (buf[i] != c) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/*
+ * killrndv: rank 1 dies in the middle of a large rendezvous transfer to
+ * rank 0, which fetches the data from rank 1's memory (on one node with
+ * CMA, process_vm_readv of a process that is gone). killrndv-recv: rank 1
+ * dies in the middle of receiving one from rank 0 (which, with
+ * UCX_RNDV_SCHEME=put_zcopy, writes into the memory of a process that is
+ * gone). Rank 0's call must end with UCOLL_ERR_PEER (or complete, with the
+ * data, if it was done in time), never take the process down; a receive
+ * from rank 1 then fails at once.
+ */
+static void run_killrndv(int recv_dies)
+{
+    enum { BIG = 256 << 20 };
+    char *big = malloc(BIG);
+    const char *what = recv_dies ? "send to" : "receive from";
+    struct timespec t0;
+    ucoll_req_t *r;
+    double secs;
+    int ret, done = 0, v = 0;
+
+    signal(SIGTERM, SIG_IGN);
+    if (big == NULL) {
+        FAIL("no memory");
+        _exit(1);
+    }
+    memset(big, (me == 1) != recv_dies ? 0x33 : 0, BIG);
+    sync_all(1);
+    if (me == 1) {
+        /* dies 2 ms in (long enough for the announcement to leave, far
+         * shorter than the transfer), by a timer: one progress call may
+         * push all the data over TCP */
+        signal(SIGALRM, die_now);
+        if (recv_dies) {
+            OK(ucoll_irecv(big, BIG, UCOLL_BYTE, 0, 5, world, &r));
+        } else {
+            OK(ucoll_isend(big, BIG, UCOLL_BYTE, 0, 5, world, &r));
+        }
+        ualarm(2000, 0);
+        while (!done) {
+            ucoll_test(r, &done, NULL);
+        }
+        for (;;) {
+            pause();
+        }
+    }
+    if (me != 0) {
+        _exit(0);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ret = recv_dies ? ucoll_send(big, BIG, UCOLL_BYTE, 1, 5, world)
+                    : ucoll_recv(big, BIG, UCOLL_BYTE, 1, 5, world, NULL);
+    secs = seconds_since(&t0);
+    if ((ret != UCOLL_ERR_PEER && ret != UCOLL_OK) || secs > 20) {
+        FAIL("a rendezvous %s a peer that died in it: %s after %.2f s", what, ucoll_strerror(ret),
+             secs);
+    } else if (ret == UCOLL_OK && !recv_dies && !all_bytes(big, BIG, 0x33)) {
+        FAIL("a rendezvous receive that completed holds other data than was sent");
+    } else {
+        printf("p2p_test: rendezvous %s a dying peer: %s in %.2f s\n", what, ucoll_strerror(ret),
+               secs);
+    }
+    ret = ucoll_recv(&v, 1, UCOLL_INT32, 1, 6, world, NULL);
+    if (ret != UCOLL_ERR_PEER) {
+        FAIL("a receive from the dead peer afterwards: %s", ucoll_strerror(ret));
+    }
+    free(big);
+    printf("p2p_test: %s\n", failures ? "FAIL" : "PASS");
+    fflush(stdout);
+    _exit(failures ? 1 : 0);
+}
+
 /* A rendezvous receive withdrawn after it answered the announcement (CTS;
  * only with UCOLL_RNDV_MODE=tag): rank 1 announces 1 MiB and then sleeps without
  * progress, so that its send starts only after rank 0's receive timed out.
@@ -637,6 +727,13 @@ int main(int argc, char **argv)
             return 1;
         }
         return run_kill(!strcmp(mode, "killwild"));
+    }
+    if (!strcmp(mode, "killrndv") || !strcmp(mode, "killrndv-recv")) {
+        if (np < 2) {
+            fprintf(stderr, "p2p_test %s needs 2 ranks\n", mode);
+            return 1;
+        }
+        run_killrndv(!strcmp(mode, "killrndv-recv"));
     }
     if (!strcmp(mode, "timeout")) {
         if (np > 1) {
