@@ -101,6 +101,7 @@ struct ucoll_ctx {
     /* communicators with shared-memory collectives queued (lib/progress/shm.c) */
     ucoll_list_t shm_active;
     unsigned shm_polls; /* progress passes while they wait (lib/progress/wait.c) */
+    uint64_t shm_moved; /* steps their ops took short of finishing: pieces, phases */
     /* node of every job rank, 0..nnodes-1 numbered by first appearance in
      * rank order, agreed at init (ctx_agree) from the bootstrap's locality:
      * a rank whose launcher said nothing is a node of its own; NULL when

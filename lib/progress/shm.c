@@ -318,9 +318,16 @@ static int shm_drive(ucoll_shm_t *sh)
 
     while (!ucoll_list_empty(&sh->ops)) {
         ucoll_shm_op_t *op = ucoll_list_first(&sh->ops, ucoll_shm_op_t, link);
+        uint64_t k = op->k;
+        int phase = op->phase, cur = op->cur;
         int st = op->poll(op);
 
         if (st == UCOLL_SHM_AGAIN) {
+            if (op->k != k || op->phase != phase || op->cur != cur) {
+                /* a piece moved: the waits that sleep must not take a
+                 * long op for an idle one (lib/progress/wait.c) */
+                sh->comm->ctx->shm_moved++;
+            }
             if (!sh->dead &&
                 ((++sh->polls % FAIL_CHECK_EVERY) != 0 || !(sh->dead = member_failed(sh)))) {
                 break;

@@ -144,7 +144,7 @@ static void shm_idle(ucoll_ctx_t *ctx, uint64_t *idle_since, uint64_t spin_ns)
  */
 int ucoll__wait_flag(ucoll_ctx_t *ctx, const volatile int *flag)
 {
-    uint64_t deadline = 0, idle_since = 0, spin_ns;
+    uint64_t deadline = 0, idle_since = 0, spin_ns, moved = ctx->shm_moved;
     unsigned iter = 0;
     int mode = ctx->cfg.wait_mode;
 
@@ -184,7 +184,15 @@ int ucoll__wait_flag(ucoll_ctx_t *ctx, const volatile int *flag)
         default: break;
         }
         if (ucoll__shm_pending(ctx)) {
-            /* block, hybrid; the deadline is checked above */
+            /* block, hybrid; the deadline is checked above. An op that
+             * moved a piece is not idle: a long one would otherwise nap
+             * between its pieces once UCOLL_SPIN_TIME has passed since it
+             * began */
+            if (ctx->shm_moved != moved) {
+                moved = ctx->shm_moved;
+                idle_since = 0;
+                continue;
+            }
             shm_idle(ctx, &idle_since, spin_ns);
             continue;
         }
