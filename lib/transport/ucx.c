@@ -489,6 +489,14 @@ void ucoll__tl_set_failed(ucoll_ctx_t *ctx, int rank, int status)
     if (peer->state == UCOLL_TL_EP_FAILED) {
         return;
     }
+    if (tl->in_call) {
+        /* inside a UCX call (see ucx.h): at the next progress */
+        if (peer->fail_status == 0) {
+            peer->fail_status = status != UCOLL_OK ? status : UCOLL_ERR_PEER;
+            tl->fail_deferred = 1;
+        }
+        return;
+    }
     if (peer->watched) {
         peer->watched = 0;
         tl->nwatched--;
@@ -685,10 +693,31 @@ int ucoll__tl_check_failed(ucoll_ctx_t *ctx, int rank)
     return peer->state == UCOLL_TL_EP_FAILED;
 }
 
+/* Report the failures seen inside UCX calls (ucoll__tl_set_failed). */
+static void fail_deferred(ucoll_ctx_t *ctx)
+{
+    ucoll_tl_t *tl = ctx->tl;
+
+    tl->fail_deferred = 0;
+    for (int i = 0; i < ctx->size; i++) {
+        int status = tl->peers[i].fail_status;
+
+        if (status != 0) {
+            tl->peers[i].fail_status = 0;
+            ucoll__tl_set_failed(ctx, i, status);
+        }
+    }
+}
+
 int ucoll__tl_progress(ucoll_ctx_t *ctx)
 {
     ucoll_tl_t *tl = ctx->tl;
-    int n = (int)ucp_worker_progress(tl->worker);
+    int n;
+
+    if (ucoll_unlikely(tl->fail_deferred) && !tl->in_call) {
+        fail_deferred(ctx);
+    }
+    n = (int)ucp_worker_progress(tl->worker);
 
     if (ucoll_unlikely(tl->nwatched && (++tl->watch_tick & 1023) == 0) &&
         ucoll__tl_now_ns() - tl->watch_last >= UCOLL_TL_WATCH_NS) {

@@ -91,6 +91,7 @@ typedef struct ucoll_tl_peer {
     int local;           /* on this node */
     int watched;         /* liveness checked through pid */
     int err_peer;        /* endpoint uses UCP_ERR_HANDLING_MODE_PEER */
+    int fail_status;     /* a failure seen inside a UCX call, reported at the next progress */
     ucoll_tl_ident_t id; /* valid once addr is */
     struct ucp_ep *ep;
     void *addr; /* worker address, malloc'ed; NULL until fetched */
@@ -140,6 +141,13 @@ typedef struct ucoll_tl {
     unsigned watch_tick;
     ucoll_list_t ops_live;
     ucoll_list_t ops_free;
+    /* UCX calls under way that start or withdraw an operation (ucx_ops.c),
+     * and whether a peer failed inside one: UCX may complete other
+     * requests of a failing endpoint inside such a call, but on_failure
+     * must not run there, as it completes requests (the caller's own, on
+     * its way out with its own error, among them) */
+    int in_call;
+    int fail_deferred;
     /* Called once per failed rank, from progress. */
     void (*on_failure)(ucoll_ctx_t *ctx, int rank, int status);
     /* Completion of an operation whose request is still attached (see the

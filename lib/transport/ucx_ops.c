@@ -21,6 +21,23 @@ static void op_peer_status(ucoll_tl_t *tl, int rank, ucs_status_t status)
     }
 }
 
+/* A UCX call that starts an operation, with tl->in_call raised around it
+ * (see ucx.h: a peer failing inside it is reported at the next progress). */
+#define UCX_CALL(_tl, _call)    \
+    ({                          \
+        ucoll_tl_t *_t = (_tl); \
+        ucs_status_ptr_t _r;    \
+        _t->in_call++;          \
+        _r = (_call);           \
+        _t->in_call--;          \
+        _r;                     \
+    })
+
+static inline ucoll_tl_t *tl_of(ucoll_ctx_t *ctx)
+{
+    return ctx->tl;
+}
+
 /* The UCP request of op is done: free both, then report to the op's
  * request unless it was detached, then mark the peer failed if the status
  * says so (after the report: the failure handler must not find the op). */
@@ -152,7 +169,8 @@ int ucoll__tl_am_send(ucoll_ctx_t *ctx, int rank, ucoll_tl_op_t *op, int am_id, 
     param.flags = (flags & UCOLL_TL_AM_RNDV)    ? UCP_AM_SEND_FLAG_RNDV
                   : (flags & UCOLL_TL_AM_EAGER) ? UCP_AM_SEND_FLAG_EAGER
                                                 : 0;
-    return op_track(op, ucp_am_send_nbx(ep, (unsigned)am_id, hdr, hdr_len, data, len, &param));
+    return op_track(op, UCX_CALL(tl_of(ctx), ucp_am_send_nbx(ep, (unsigned)am_id, hdr, hdr_len,
+                                                             data, len, &param)));
 }
 
 int ucoll__tl_am_send_imm(ucoll_ctx_t *ctx, int rank, int am_id, const void *data, size_t len)
@@ -168,7 +186,7 @@ int ucoll__tl_am_send_imm(ucoll_ctx_t *ctx, int rank, int am_id, const void *dat
     }
     param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
     param.flags = UCP_AM_SEND_FLAG_EAGER;
-    r = ucp_am_send_nbx(ep, (unsigned)am_id, NULL, 0, data, len, &param);
+    r = UCX_CALL(tl_of(ctx), ucp_am_send_nbx(ep, (unsigned)am_id, NULL, 0, data, len, &param));
     if (ucoll_likely(r == NULL)) {
         return UCOLL_OK;
     }
@@ -192,7 +210,7 @@ int ucoll__tl_tag_send(ucoll_ctx_t *ctx, int rank, ucoll_tl_op_t *op, const void
     op_param(&param, op, UCOLL_TL_OP_TAG_SEND);
     op->rank = rank;
     param.cb.send = send_cb;
-    return op_track(op, ucp_tag_send_nbx(ep, buf, len, tag, &param));
+    return op_track(op, UCX_CALL(tl_of(ctx), ucp_tag_send_nbx(ep, buf, len, tag, &param)));
 }
 
 int ucoll__tl_tag_recv(ucoll_tl_t *tl, ucoll_tl_op_t *op, void *buf, size_t len, uint64_t tag)
@@ -201,7 +219,8 @@ int ucoll__tl_tag_recv(ucoll_tl_t *tl, ucoll_tl_op_t *op, void *buf, size_t len,
 
     op_param(&param, op, UCOLL_TL_OP_TAG_RECV);
     param.cb.recv = tag_recv_cb;
-    return op_track(op, ucp_tag_recv_nbx(tl->worker, buf, len, tag, UINT64_MAX, &param));
+    return op_track(op,
+                    UCX_CALL(tl, ucp_tag_recv_nbx(tl->worker, buf, len, tag, UINT64_MAX, &param)));
 }
 
 int ucoll__tl_get(ucoll_ctx_t *ctx, int rank, ucoll_tl_op_t *op, void *buf, size_t len,
@@ -222,7 +241,7 @@ int ucoll__tl_get(ucoll_ctx_t *ctx, int rank, ucoll_tl_op_t *op, void *buf, size
     op_param(&param, op, UCOLL_TL_OP_GET);
     op->rank = rank;
     param.cb.send = send_cb;
-    return op_track(op, ucp_get_nbx(ep, buf, len, raddr, rkey, &param));
+    return op_track(op, UCX_CALL(tl_of(ctx), ucp_get_nbx(ep, buf, len, raddr, rkey, &param)));
 }
 
 int ucoll__tl_am_recv_data(ucoll_tl_t *tl, ucoll_tl_op_t *op, void *desc, void *buf, size_t len)
@@ -231,7 +250,7 @@ int ucoll__tl_am_recv_data(ucoll_tl_t *tl, ucoll_tl_op_t *op, void *desc, void *
 
     op_param(&param, op, UCOLL_TL_OP_AM_RECV);
     param.cb.recv_am = am_recv_cb;
-    return op_track(op, ucp_am_recv_data_nbx(tl->worker, desc, buf, len, &param));
+    return op_track(op, UCX_CALL(tl, ucp_am_recv_data_nbx(tl->worker, desc, buf, len, &param)));
 }
 
 void ucoll__tl_am_release(ucoll_tl_t *tl, void *desc)
@@ -248,7 +267,9 @@ void ucoll__tl_op_detach(ucoll_tl_t *tl, ucoll_tl_op_t *op)
     }
     /* last: the cancelled receive completes (and frees op) at once */
     if (op->type == UCOLL_TL_OP_TAG_RECV && op->ucp_req) {
+        tl->in_call++;
         ucp_request_cancel(tl->worker, op->ucp_req);
+        tl->in_call--;
     }
 }
 
@@ -257,6 +278,8 @@ void ucoll__tl_op_cancel(ucoll_tl_t *tl, ucoll_tl_op_t *op)
     /* UCP 1.13 cancels only receives that are still waiting for a match;
      * everything else runs to completion, which is then reported */
     if (op->type == UCOLL_TL_OP_TAG_RECV && op->ucp_req) {
+        tl->in_call++;
         ucp_request_cancel(tl->worker, op->ucp_req);
+        tl->in_call--;
     }
 }
