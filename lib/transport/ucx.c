@@ -687,10 +687,15 @@ int ucoll__tl_check_failed(ucoll_ctx_t *ctx, int rank)
         return 0;
     }
     peer = &ctx->tl->peers[rank];
-    if (peer->state != UCOLL_TL_EP_FAILED && peer->watched && !pid_alive(&peer->id)) {
-        ucoll__tl_set_failed(ctx, rank, UCOLL_ERR_PEER);
+    if (peer->state != UCOLL_TL_EP_FAILED && peer->fail_status == 0 && peer->watched &&
+        !pid_alive(&peer->id)) {
+        /* reported at the next progress, as from inside a UCX call: the
+         * caller is completing a request of its own, which on_failure
+         * must not find */
+        peer->fail_status = UCOLL_ERR_PEER;
+        ctx->tl->fail_deferred = 1;
     }
-    return peer->state == UCOLL_TL_EP_FAILED;
+    return peer->state == UCOLL_TL_EP_FAILED || peer->fail_status != 0;
 }
 
 /* Report the failures seen inside UCX calls (ucoll__tl_set_failed). */

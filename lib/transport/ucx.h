@@ -190,7 +190,7 @@ static inline int ucoll__tl_failed(const ucoll_ctx_t *ctx, int rank)
 /* An operation with rank failed: whether rank is gone. A watched peer's
  * process is looked at now, not at the next watch tick (a failed copy from
  * a peer that just died says "transport error" on its own); a dead one is
- * marked failed, with tl->on_failure run, before this returns. */
+ * reported (tl->on_failure) at the next progress, not under the caller. */
 int ucoll__tl_check_failed(ucoll_ctx_t *ctx, int rank);
 
 /* Transport family used to reach rank (connects if needed); SHM on error. */
