@@ -80,6 +80,21 @@
  * 3 MiB chunks leave the cache). */
 #define SLICED_AREA (1024 * 1024)
 
+/* From this size up, a reduce where ranks outnumber processing units goes
+ * pipelined to the root whatever the model says. The model charges each
+ * rank's reduction as if all ran at once, so the sliced way's 1/p of the
+ * reduction a rank looked cheaper; but only as many ranks as processing
+ * units run at a time, and each of the sliced way's three steps a chunk
+ * waits for every rank to be scheduled, where the pipeline's others only
+ * copy and wait for the root. Measured on 2 cores, p = 4 (5 alternations,
+ * pipelined / sliced): 0.30-0.45x from 256 KiB to 1 MiB, 0.62x at 2 MiB,
+ * 0.87x at 4 MiB; the default, new / old, 0.41-0.96x from 512 KiB to 16
+ * MiB (3 alternations). p = 3 took it already, by the model. The row then
+ * costs what this way's model says: below 256 KiB its overestimated
+ * reduction would hand the call to knomial, though it measured 0.82-0.88x
+ * one-shot's time at p = 3 from 64 to 128 KiB. */
+#define ROOTPIPE_OVERSUB_MIN (256 * 1024)
+
 /* op->aux: the way; op->root: the reduce's root, or -1 (pipelined: the engine's
  * form and slot stride instead, see ucoll__allreduce_shm_start). */
 enum { WAY_ONESHOT = 0, WAY_SLICED = 1, WAY_ROOTPIPE = 2, WAY_ALLPIPE = 3 };
@@ -239,9 +254,12 @@ static int shm_way(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t 
     } else {
         way = oneshot_cost(a, p, m) <= sliced_cost(a, p, prm, m) ? WAY_ONESHOT : WAY_SLICED;
     }
-    if (a->coll == UCOLL_COLL_REDUCE &&
-        rootpipe_cost(a, p, prm, m) <
-            (way == WAY_ONESHOT ? oneshot_cost(a, p, m) : sliced_cost(a, p, prm, m))) {
+    if (a->coll == UCOLL_COLL_REDUCE && m->wake > 0 && bytes >= ROOTPIPE_OVERSUB_MIN &&
+        rootpipe_chunk(a, p, prm, m) != 0) {
+        way = WAY_ROOTPIPE; /* ranks outnumber processing units: see ROOTPIPE_OVERSUB_MIN */
+    } else if (a->coll == UCOLL_COLL_REDUCE &&
+               rootpipe_cost(a, p, prm, m) <
+                   (way == WAY_ONESHOT ? oneshot_cost(a, p, m) : sliced_cost(a, p, prm, m))) {
         way = WAY_ROOTPIPE;
     }
     if (a->coll == UCOLL_COLL_ALLREDUCE && bytes > UCOLL_SHM_INLINE &&
