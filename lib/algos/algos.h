@@ -195,9 +195,10 @@ double ucoll__shm_hop(const ucoll_model_t *m);
  * element a piece); waits: the model's time of its waits for flags (the
  * row adds the data's); start: as an ucoll_algo_t's start. */
 enum { UCOLL_SHM_XCHG_REDUCE = 0, UCOLL_SHM_XCHG_COPY = 1, UCOLL_SHM_XCHG_ALLREDUCE = 2 };
-size_t ucoll__shm_xchg_chunk(size_t count, size_t esize, int p, const ucoll_algo_params_t *prm);
+size_t ucoll__shm_xchg_chunk(size_t count, size_t esize, int p, const ucoll_algo_params_t *prm,
+                             int how);
 double ucoll__shm_xchg_waits(size_t count, size_t esize, int p, const ucoll_algo_params_t *prm,
-                             const ucoll_model_t *m);
+                             const ucoll_model_t *m, int how);
 int ucoll__shm_xchg_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
                           const ucoll_algo_params_t *prm, ucoll_req_t *req, int how);
 /* The engine's poll, for allreduce's pipelined way, which makes its own op

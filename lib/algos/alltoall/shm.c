@@ -4,7 +4,7 @@
  * blocks meant for the others into its region and copies the block each
  * other rank left for it out of that rank's region into rbuf: the two
  * copies a message-based exchange makes too on one node, without the
- * messages' start-up and handshakes, in pieces of 128 KiB of a block by
+ * messages' start-up and handshakes, in pieces of 256 KiB of a block by
  * default (they stay in the caches between the two copies), with one
  * wait per piece for all peers rather than one exchange per peer. In
  * place needs no scratch copy of the input (see shm_xchg.c).
@@ -19,7 +19,7 @@ static double shm_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_param
 {
     double bytes = (double)a->count * a->esize, lambda = m->lambda > 0 ? m->lambda : 8e-11;
 
-    return ucoll__shm_xchg_waits(a->count, a->esize, p, prm, m) +
+    return ucoll__shm_xchg_waits(a->count, a->esize, p, prm, m, UCOLL_SHM_XCHG_COPY) +
            (2.0 * (p - 1) + (a->in_place ? 0 : 1)) * bytes * lambda;
 }
 

@@ -33,7 +33,8 @@ static double shm_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_param
     if (a->coll != UCOLL_COLL_REDUCE_SCATTER_BLOCK) {
         return 1e30;
     }
-    return ucoll__shm_xchg_waits(a->count, a->esize, p, prm, m) + f * bytes * (lambda + gamma);
+    return ucoll__shm_xchg_waits(a->count, a->esize, p, prm, m, UCOLL_SHM_XCHG_REDUCE) +
+           f * bytes * (lambda + gamma);
 }
 
 static int shm_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm,
