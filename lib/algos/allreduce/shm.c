@@ -86,13 +86,16 @@
  * reduction a rank looked cheaper; but only as many ranks as processing
  * units run at a time, and each of the sliced way's three steps a chunk
  * waits for every rank to be scheduled, where the pipeline's others only
- * copy and wait for the root. Measured on 2 cores, p = 4 (5 alternations,
- * pipelined / sliced): 0.30-0.45x from 256 KiB to 1 MiB, 0.62x at 2 MiB,
- * 0.87x at 4 MiB; the default, new / old, 0.41-0.96x from 512 KiB to 16
- * MiB (3 alternations). p = 3 took it already, by the model. The row then
- * costs what this way's model says: below 256 KiB its overestimated
- * reduction would hand the call to knomial, though it measured 0.82-0.88x
- * one-shot's time at p = 3 from 64 to 128 KiB. */
+ * copy and wait for the root. Measured on 2 cores, p = 4, the mean over
+ * ranks (OSU's figure; 5 alternations, pipelined / sliced): 0.30-0.45x
+ * from 256 KiB to 1 MiB, 0.62x at 2 MiB, 0.87x at 4 MiB; the default,
+ * new / old, 0.41-0.96x from 512 KiB to 16 MiB (3 alternations). The
+ * slowest rank (the root) gains less, new / old 0.76-0.91x from 512 KiB
+ * to 16 MiB, 1.04x at 256 KiB (5 alternations): the others no longer wait
+ * for the whole reduction. p = 3 took this way already, by the model.
+ * The row then costs what this way's model says: below 256 KiB its
+ * overestimated reduction would hand the call to knomial, though it
+ * measured 0.82-0.88x one-shot's time at p = 3 from 64 to 128 KiB. */
 #define ROOTPIPE_OVERSUB_MIN (256 * 1024)
 
 /* op->aux: the way; op->root: the reduce's root, or -1 (pipelined: the engine's
