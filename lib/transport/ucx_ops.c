@@ -33,11 +33,6 @@ static void op_peer_status(ucoll_tl_t *tl, int rank, ucs_status_t status)
         _r;                     \
     })
 
-static inline ucoll_tl_t *tl_of(ucoll_ctx_t *ctx)
-{
-    return ctx->tl;
-}
-
 /* The UCP request of op is done: free both, then report to the op's
  * request unless it was detached, then mark the peer failed if the status
  * says so (after the report: the failure handler must not find the op). */
@@ -169,8 +164,8 @@ int ucoll__tl_am_send(ucoll_ctx_t *ctx, int rank, ucoll_tl_op_t *op, int am_id, 
     param.flags = (flags & UCOLL_TL_AM_RNDV)    ? UCP_AM_SEND_FLAG_RNDV
                   : (flags & UCOLL_TL_AM_EAGER) ? UCP_AM_SEND_FLAG_EAGER
                                                 : 0;
-    return op_track(op, UCX_CALL(tl_of(ctx), ucp_am_send_nbx(ep, (unsigned)am_id, hdr, hdr_len,
-                                                             data, len, &param)));
+    return op_track(op, UCX_CALL(ctx->tl, ucp_am_send_nbx(ep, (unsigned)am_id, hdr, hdr_len, data,
+                                                          len, &param)));
 }
 
 int ucoll__tl_am_send_imm(ucoll_ctx_t *ctx, int rank, int am_id, const void *data, size_t len)
@@ -186,7 +181,7 @@ int ucoll__tl_am_send_imm(ucoll_ctx_t *ctx, int rank, int am_id, const void *dat
     }
     param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
     param.flags = UCP_AM_SEND_FLAG_EAGER;
-    r = UCX_CALL(tl_of(ctx), ucp_am_send_nbx(ep, (unsigned)am_id, NULL, 0, data, len, &param));
+    r = UCX_CALL(ctx->tl, ucp_am_send_nbx(ep, (unsigned)am_id, NULL, 0, data, len, &param));
     if (ucoll_likely(r == NULL)) {
         return UCOLL_OK;
     }
@@ -210,7 +205,7 @@ int ucoll__tl_tag_send(ucoll_ctx_t *ctx, int rank, ucoll_tl_op_t *op, const void
     op_param(&param, op, UCOLL_TL_OP_TAG_SEND);
     op->rank = rank;
     param.cb.send = send_cb;
-    return op_track(op, UCX_CALL(tl_of(ctx), ucp_tag_send_nbx(ep, buf, len, tag, &param)));
+    return op_track(op, UCX_CALL(ctx->tl, ucp_tag_send_nbx(ep, buf, len, tag, &param)));
 }
 
 int ucoll__tl_tag_recv(ucoll_tl_t *tl, ucoll_tl_op_t *op, void *buf, size_t len, uint64_t tag)
@@ -241,7 +236,7 @@ int ucoll__tl_get(ucoll_ctx_t *ctx, int rank, ucoll_tl_op_t *op, void *buf, size
     op_param(&param, op, UCOLL_TL_OP_GET);
     op->rank = rank;
     param.cb.send = send_cb;
-    return op_track(op, UCX_CALL(tl_of(ctx), ucp_get_nbx(ep, buf, len, raddr, rkey, &param)));
+    return op_track(op, UCX_CALL(ctx->tl, ucp_get_nbx(ep, buf, len, raddr, rkey, &param)));
 }
 
 int ucoll__tl_am_recv_data(ucoll_tl_t *tl, ucoll_tl_op_t *op, void *desc, void *buf, size_t len)
