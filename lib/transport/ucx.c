@@ -595,13 +595,13 @@ int ucoll__tl_ep_connect(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p)
             return ret;
         }
     }
-    /* see ucx.h: a same-node peer (shared memory or TCP loopback) is
-     * watched through its pid where the pid means the same to both of us,
-     * any other peer gets UCX's peer error handling */
+    /* see ucx.h: a same-node peer over shared memory is watched through
+     * its pid where the pid means the same to both of us, any other peer
+     * gets UCX's peer error handling */
     if (peer->local && rank != ctx->rank) {
         unwatchable = ident_unwatchable(tl, &peer->id);
     }
-    watch = rank == ctx->rank || (peer->local && unwatchable == NULL);
+    watch = rank == ctx->rank || (peer->local && tl->have_shm && unwatchable == NULL);
     params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
     params.address = peer->addr;
     if (watch) {
@@ -930,10 +930,10 @@ void ucoll__tl_describe(ucoll_ctx_t *ctx, FILE *out)
     }
     ucp_context_print_info(tl->context, out);
     ucp_worker_print_info(tl->worker, out);
-    fprintf(out,
-            "# same-node peers: %s, liveness watched by pid (in one pid namespace; else "
-            "UCX peer error handling, over TCP)\n",
-            tl->have_shm ? "shared memory" : "no shared memory transport");
+    fprintf(out, "# same-node peers: %s\n",
+            tl->have_shm ? "shared memory, liveness watched by pid (in one pid namespace; "
+                           "else UCX peer error handling, over TCP)"
+                         : "no shared memory transport, UCX peer error handling");
 }
 
 int ucoll_peer_transports(ucoll_ctx_t *ctx, int world_rank, char *buf, size_t len)

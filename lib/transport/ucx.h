@@ -12,13 +12,10 @@
  * cannot serve that mode ("no peer failure handler" in UCX's own words; cma
  * offers no active messages at all), so a PEER endpoint to a same-node peer
  * runs over TCP loopback alone, or cannot be created when UCX_TLS has
- * nothing but shared memory. So a same-node endpoint uses
- * UCP_ERR_HANDLING_MODE_NONE, whatever UCX_TLS offers, and the peer's
- * liveness is watched through its process (over TCP loopback too, where
- * UCX 1.13's peer error handling costs bandwidth: ucx_perftest's 4 MiB
- * tag_bw measured 4.3-4.6 GB/s with it, -e, and 5.4-6.0 without), at most
- * every UCOLL_TL_WATCH_NS, by the identity it publishes next to its worker
- * address
+ * nothing but shared memory. So when shared memory is available, a
+ * same-node endpoint uses UCP_ERR_HANDLING_MODE_NONE and the peer's
+ * liveness is watched through its process, at most every UCOLL_TL_WATCH_NS,
+ * by the identity it publishes next to its worker address
  * (ucoll_tl_ident_t): its pid, the pid and time namespaces that pid means
  * something in, and its start time. A pid is only as good as its namespace:
  * a rank in a container's pid namespace publishes a pid that names nothing,
