@@ -102,6 +102,9 @@ struct ucoll_ctx {
     ucoll_list_t shm_active;
     unsigned shm_polls; /* progress passes while they wait (lib/progress/wait.c) */
     uint64_t shm_moved; /* steps their ops took short of finishing: pieces, phases */
+    /* the network has work to resume outside UCX progress (receives the
+     * point-to-point layer deferred): waits poll through the layers */
+    int net_deferred;
     /* node of every job rank, 0..nnodes-1 numbered by first appearance in
      * rank order, agreed at init (ctx_agree) from the bootstrap's locality:
      * a rank whose launcher said nothing is a node of its own; NULL when

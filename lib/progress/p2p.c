@@ -107,7 +107,6 @@ struct ucoll_p2p {
     ucoll_tl_t *tl;
     p2p_peer_t *peers;
     ucoll_match_t match; /* posted receives and unexpected messages */
-    int in_progress;
     int nfailed;
     int closed;             /* finalizing: new operations fail at once ... */
     int closed_status;      /* ... with this */
@@ -718,11 +717,12 @@ static void start_recv(ucoll_p2p_t *p, ucoll_req_t *req, p2p_msg_t *msg)
     req->status.bytes = h->len;
     s->world = world;
     s->proto = h->proto;
-    if (h->proto == UCOLL_PROTO_RNDV_AM && p->in_progress) {
+    if (h->proto == UCOLL_PROTO_RNDV_AM && ucoll__tl_progressing(p->tl)) {
         /* descriptors are neither fetched nor released from inside UCX
          * progress; p2p_progress resumes here right after */
         s->msg = msg;
         ucoll_list_add_tail(&p->deferred, &req->link);
+        p->ctx->net_deferred = 1;
         return;
     }
     truncated = h->len > s->bytes;
@@ -1399,10 +1399,8 @@ static int p2p_progress(ucoll_ctx_t *ctx)
     p2p_msg_t *msg;
     int n;
 
-    p->in_progress++;
     n = ucoll__tl_progress(ctx);
-    p->in_progress--;
-    if (p->in_progress == 0) {
+    if (!ucoll__tl_progressing(p->tl)) {
         while (!ucoll_list_empty(&p->deferred)) {
             req = ucoll_list_first(&p->deferred, ucoll_req_t, link);
             ucoll_list_del(&req->link);
@@ -1411,6 +1409,7 @@ static int p2p_progress(ucoll_ctx_t *ctx)
             start_recv(p, req, msg);
             n++;
         }
+        ctx->net_deferred = 0;
     }
     return n;
 }

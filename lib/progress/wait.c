@@ -58,6 +58,13 @@ int ucoll_progress(ucoll_ctx_t *ctx)
     return n;
 }
 
+/* Only UCX needs polling: no shared-memory op queued, no schedule ready,
+ * no receive the point-to-point layer deferred. */
+static inline int ucx_only(const ucoll_ctx_t *ctx)
+{
+    return ctx->tl && !ctx->net_deferred && !ucoll__shm_pending(ctx) && !ucoll__exec_pending(ctx);
+}
+
 static void sleep_on_worker(ucoll_ctx_t *ctx, uint64_t deadline)
 {
     struct pollfd pfd;
@@ -159,11 +166,32 @@ int ucoll__wait_flag(ucoll_ctx_t *ctx, const volatile int *flag)
     }
     spin_ns = (uint64_t)ctx->cfg.spin_time * 1000;
     for (;;) {
-        int busy = ucoll_progress(ctx) > 0;
-        if (*flag) {
-            return UCOLL_OK;
+        int busy;
+
+        if ((mode == UCOLL_WAIT_SPIN || mode == UCOLL_WAIT_YIELD) && ucx_only(ctx)) {
+            /* nothing but UCX to drive: poll the worker directly and look
+             * at the flag after each poll. Through ucoll_progress and the
+             * net's progress an 8-byte ping-pong at p = 2 took 0.04 us
+             * more per message (0.651 against 0.611 us, medians of 16
+             * alternations) */
+            do {
+                busy = ucoll__tl_progress(ctx) > 0;
+                if (*flag) {
+                    return UCOLL_OK;
+                }
+                if (!busy && mode == UCOLL_WAIT_YIELD) {
+                    sched_yield();
+                }
+            } while ((++iter & 1023) != 0 && ucx_only(ctx));
+            busy = 1;
+        } else {
+            busy = ucoll_progress(ctx) > 0;
+            if (*flag) {
+                return UCOLL_OK;
+            }
+            ++iter;
         }
-        if ((++iter & 1023) == 0) {
+        if ((iter & 1023) == 0) {
             if (deadline && ucoll__tl_now_ns() >= deadline) {
                 if (timed_out(ctx, flag)) {
                     return UCOLL_ERR_TIMEOUT;

@@ -722,7 +722,9 @@ int ucoll__tl_progress(ucoll_ctx_t *ctx)
     if (ucoll_unlikely(tl->fail_deferred) && !tl->in_call) {
         fail_deferred(ctx);
     }
+    tl->progressing++;
     n = (int)ucp_worker_progress(tl->worker);
+    tl->progressing--;
 
     if (ucoll_unlikely(tl->nwatched && (++tl->watch_tick & 1023) == 0) &&
         ucoll__tl_now_ns() - tl->watch_last >= UCOLL_TL_WATCH_NS) {

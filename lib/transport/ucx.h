@@ -148,6 +148,9 @@ typedef struct ucoll_tl {
      * its way out with its own error, among them) */
     int in_call;
     int fail_deferred;
+    /* inside ucp_worker_progress (ucoll__tl_progress): callbacks must not
+     * fetch or release an active message's data descriptor there */
+    int progressing;
     /* Called once per failed rank, from progress. */
     void (*on_failure)(ucoll_ctx_t *ctx, int rank, int status);
     /* Completion of an operation whose request is still attached (see the
@@ -215,6 +218,10 @@ uint64_t ucoll__tl_now_ns(void);
 /* One pass of UCX progress plus, now and then, the liveness watch of
  * same-node peers; returns the number of events. */
 int ucoll__tl_progress(ucoll_ctx_t *ctx);
+static inline int ucoll__tl_progressing(const ucoll_tl_t *tl)
+{
+    return tl->progressing;
+}
 
 /* Prepare to sleep on the worker's event fd: 0 when the caller may poll()
  * ctx->tl->efd, 1 when events are pending (progress again instead). */

@@ -375,6 +375,7 @@ int ucoll__tl_progress(ucoll_ctx_t *ctx)
         pkts.prev->next = &pkts;
         ucoll_list_init(&f->pkts);
     }
+    f->tl.progressing++; /* as UCX's callbacks run inside its progress */
     while (!ucoll_list_empty(&pkts)) {
         fake_pkt_t *pkt = ucoll_list_first(&pkts, fake_pkt_t, link);
 
@@ -396,6 +397,7 @@ int ucoll__tl_progress(ucoll_ctx_t *ctx)
             }
         }
     } while (found);
+    f->tl.progressing--;
     return n;
 }
 
