@@ -11,7 +11,12 @@
 # last interval alone measured 1.2x its overall bandwidth. Targets: latency
 # ratio <= 1.05, bandwidth ratio >= 0.95. Over TCP a further row sets the
 # bandwidth beside ucx_perftest -e (endpoints with UCX's peer error
-# handling, as ucoll's TCP endpoints have), for reference.
+# handling, as ucoll's TCP endpoints have), and a row beside plain
+# ucx_perftest on one interface (UCX_NET_DEVICES=lo): without error
+# handling UCX stripes a rendezvous over every TCP interface it finds (here
+# lo and eth0, both looping back on this host), which peer error handling
+# does not do (ucx_info -e -u t / -u te -D net -P inter shows the lanes),
+# for reference.
 #
 # usage: bench/p2p_vs_perftest.sh [BUILD_DIR]   (default: build)
 set -u
@@ -54,7 +59,7 @@ printf "# %-9s %-22s %12s %12s %8s %s\n" tls test ucoll perftest ratio target
 status=0
 for tls in sm,self tcp,self; do
     export UCX_TLS=$tls
-    ul=(); pl=(); uL=(); pL=(); ub=(); pb=(); pe=()
+    ul=(); pl=(); uL=(); pL=(); ub=(); pb=(); pe=(); p1=()
     for ((i = 0; i < RUNS; i++)); do
         ul+=("$(ucoll_fig latency 8 20000 2000)")
         pl+=("$(perftest_fig tag_lat 8 20000 5)")
@@ -66,6 +71,7 @@ for tls in sm,self tcp,self; do
         # detection), which costs UCX 1.13 bandwidth there: perftest with
         # the same mode (-e) is the like-for-like reference, shown beside
         [ "$tls" = tcp,self ] && pe+=("$(perftest_fig tag_bw 4194304 1280 7 -e)")
+        [ "$tls" = tcp,self ] && p1+=("$(UCX_NET_DEVICES=lo perftest_fig tag_bw 4194304 1280 7)")
     done
     echo "# $tls runs: ucoll lat ${ul[*]} us | perftest lat ${pl[*]} us | ucoll 4M lat ${uL[*]} us | perftest 4M lat ${pL[*]} us | ucoll bw ${ub[*]} MB/s | perftest bw ${pb[*]} MiB/s"
     mul=$(printf "%s\n" "${ul[@]}" | median)
@@ -88,6 +94,11 @@ for tls in sm,self tcp,self; do
         er=$(awk -v a="$mub" -v b="$mpe" 'BEGIN {printf "%.3f", (b > 0) ? a / b : 0}')
         echo "# $tls perftest -e bw ${pe[*]} MiB/s"
         printf "  %-9s %-22s %12s %12s %8s %s\n" "$tls" "bw 4 MiB vs perftest -e" "$mub" "$mpe" "$er" \
+            "(reference only)"
+        mp1=$(printf "%s\n" "${p1[@]}" | median | awk '{printf "%.2f", $1 * 1.048576}')
+        r1=$(awk -v a="$mub" -v b="$mp1" 'BEGIN {printf "%.3f", (b > 0) ? a / b : 0}')
+        echo "# $tls perftest bw on lo alone ${p1[*]} MiB/s"
+        printf "  %-9s %-22s %12s %12s %8s %s\n" "$tls" "bw 4 MiB vs one iface" "$mub" "$mp1" "$r1" \
             "(reference only)"
     fi
     [ "$lok" = ok ] && [ "$Lok" = ok ] && [ "$bok" = ok ] || status=1

@@ -54,6 +54,7 @@ static const char *boot_names[] = {"auto", "pmix", "singleton", "env", NULL};
 static const char *wait_names[] = {"spin", "block", "hybrid", "yield", "auto", NULL};
 static const char *rndv_names[] = {"auto", "tag", "am", "get", NULL};
 static const char *shm_names[] = {"auto", "off", NULL};
+const char *ucoll__shm_way_names[] = {"auto", "oneshot", "sliced", "root", "pipelined", NULL};
 
 #define OFF(_f) offsetof(ucoll_config_t, _f)
 #define ALGO_ROW(_c, _lc)                                                                 \
@@ -134,6 +135,11 @@ static const cfg_row_t cfg_table[] = {
      "messages go through it in pieces; the region adds a 128-byte control line); 0 = 1m, or "
      "4m where ranks outnumber processing units",
      OFF(shm_size), NULL, 4096, 1 << 30, 1, "0 (1m or 4m) or 4k to 1g"},
+    {"SHM_WAY", CFG_ENUM, "auto",
+     "way of the shared-memory reduce and allreduce rows: auto (the model's), oneshot, sliced, "
+     "root (pipelined to the root; reduce), pipelined (allreduce); a way the call cannot take "
+     "falls back to the model's",
+     OFF(shm_way), ucoll__shm_way_names},
     ALGO_ROW(BARRIER, "barrier"),
     ALGO_ROW(BCAST, "bcast"),
     ALGO_ROW(REDUCE, "reduce"),
@@ -153,7 +159,7 @@ static const cfg_row_t cfg_table[] = {
 };
 
 /* The algorithm rows were written in ucoll_coll_t order; keep them so. */
-_Static_assert(sizeof(cfg_table) / sizeof(cfg_table[0]) == 21 + UCOLL_COLL_LAST,
+_Static_assert(sizeof(cfg_table) / sizeof(cfg_table[0]) == 22 + UCOLL_COLL_LAST,
                "one ALGO row per collective");
 
 #define NROWS (sizeof(cfg_table) / sizeof(cfg_table[0]))

@@ -50,6 +50,19 @@ typedef enum {
 } ucoll_wait_mode_t;
 typedef enum { UCOLL_RNDV_AUTO, UCOLL_RNDV_TAG, UCOLL_RNDV_AM, UCOLL_RNDV_GET } ucoll_rndv_mode_t;
 typedef enum { UCOLL_SHM_MODE_AUTO, UCOLL_SHM_MODE_OFF } ucoll_shm_mode_t;
+/* The way of the shared-memory reduce and allreduce rows
+ * (lib/algos/allreduce/shm.c); AUTO: the model's. */
+typedef enum {
+    UCOLL_SHM_WAY_AUTO,
+    UCOLL_SHM_WAY_ONESHOT,
+    UCOLL_SHM_WAY_SLICED,
+    UCOLL_SHM_WAY_ROOT, /* pipelined to the root: reduce */
+    UCOLL_SHM_WAY_PIPE, /* pipelined: allreduce */
+    UCOLL_SHM_WAY_LAST
+} ucoll_shm_way_t;
+/* Their names, as UCOLL_SHM_WAY and tuning rules (way=) spell them, by
+ * value; NULL-terminated. */
+extern const char *ucoll__shm_way_names[];
 
 typedef struct ucoll_config {
     int log_level;        /* ucoll_log_level_t */
@@ -71,6 +84,7 @@ typedef struct ucoll_config {
     char *tune_file;                             /* selection rules file, NULL = none */
     int shm;                                     /* ucoll_shm_mode_t */
     size_t shm_size;                             /* bytes of each rank's shared region */
+    int shm_way;                                 /* ucoll_shm_way_t */
     char *algo[UCOLL_COLL_LAST];                 /* forced algorithm ids, NULL = model */
 } ucoll_config_t;
 

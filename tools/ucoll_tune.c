@@ -314,12 +314,13 @@ static int call(const sweep_t *s, size_t n, ucoll_comm_t *w)
 /* Select algo (NULL: the default selection), seg and radix (0: model) on
  * every rank. */
 static void set_params(ucoll_ctx_t *ctx, ucoll_coll_t c, const char *algo, size_t seg,
-                       unsigned radix)
+                       unsigned radix, int way)
 {
     free(ctx->cfg.algo[c]);
     ctx->cfg.algo[c] = algo ? strdup(algo) : NULL;
     ctx->cfg.seg_size = seg;
     ctx->cfg.radix = radix;
+    ctx->cfg.shm_way = way;
     ucoll__ctx_config_changed(ctx);
 }
 
@@ -356,6 +357,7 @@ typedef struct {
     char algo[32];
     size_t seg;
     unsigned radix;
+    int way;                  /* shm reduce/allreduce: the way (ucoll_shm_way_t), 0: model's */
     double best, dflt, again; /* again: the best measured beside the default */
     char dalgo[32];           /* the default selection's algorithm */
     int same;                 /* the default chose the best's algorithm and parameters */
@@ -368,6 +370,8 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
     const ucoll_algo_t *const *reg = ucoll__algos(c);
     static const size_t segs[] = {16 << 10, 64 << 10, 256 << 10};
     static const unsigned radices[] = {2, 4, 8};
+    static const int ways[] = {UCOLL_SHM_WAY_ONESHOT, UCOLL_SHM_WAY_SLICED, UCOLL_SHM_WAY_ROOT,
+                               UCOLL_SHM_WAY_PIPE};
     point_t pts[MAX_SIZES];
     int np = 0, within = 0;
     double worst = 0;
@@ -419,7 +423,7 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
                     if (((*al)->flags & UCOLL_ALGO_HIER) && !w->hier_able) {
                         continue;
                     }
-                    set_params(ctx, c, (*al)->id, 0, 0);
+                    set_params(ctx, c, (*al)->id, 0, 0, 0);
                     t[na][rep] = measure(ctx, &s, bytes, iters);
                 }
             }
@@ -442,17 +446,27 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
         }
         /* everyone needs the winner to try its parameters */
         ucoll_bcast(pt->algo, sizeof(pt->algo), UCOLL_BYTE, 0, w);
-        for (int k = 0; c != UCOLL_COLL_BARRIER && k < 6; k++) {
+        /* then its parameters: segment sizes, radices, and the ways of the
+         * shm reduce and allreduce rows, which differ by up to 2x where
+         * ranks outnumber cores (the model's way is the first figure) */
+        for (int k = 0; c != UCOLL_COLL_BARRIER && k < 10; k++) {
             size_t seg = k < 3 ? segs[k] : 0;
-            unsigned radix = k >= 3 ? radices[k - 3] : 0;
+            unsigned radix = k >= 3 && k < 6 ? radices[k - 3] : 0;
+            int way = k >= 6 ? ways[k - 6] : 0;
             double t;
 
             if (seg && seg >= bytes) {
                 continue;
             }
+            if (k >= 6 && (strcmp(pt->algo, "shm") != 0 ||
+                           (c != UCOLL_COLL_REDUCE && c != UCOLL_COLL_ALLREDUCE) ||
+                           (way == UCOLL_SHM_WAY_ROOT && c != UCOLL_COLL_REDUCE) ||
+                           (way == UCOLL_SHM_WAY_PIPE && c != UCOLL_COLL_ALLREDUCE))) {
+                continue;
+            }
             double tr[REPS];
 
-            set_params(ctx, c, pt->algo, seg, radix);
+            set_params(ctx, c, pt->algo, seg, radix, way);
             for (int rep = 0; rep < REPS; rep++) {
                 tr[rep] = measure(ctx, &s, bytes, iters);
             }
@@ -462,17 +476,18 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
                 pt->best = t;
                 pt->seg = seg;
                 pt->radix = radix;
+                pt->way = way;
             }
         }
         /* the default's choice, from the runtime's own selection */
-        set_params(ctx, c, NULL, 0, 0);
+        set_params(ctx, c, NULL, 0, 0, 0);
         {
             ucoll_algo_params_t prm = {0};
             const ucoll_algo_t *d = ucoll__algo_select(w, &a, &prm);
 
             snprintf(pt->dalgo, sizeof(pt->dalgo), "%s", d ? d->id : "-");
             pt->same = d && !strcmp(d->id, pt->algo) && prm.seg_size == pt->seg &&
-                       prm.radix == pt->radix;
+                       prm.radix == pt->radix && pt->way == 0;
         }
         /* default against best, measured afresh and in alternation: the
          * best's own figure is the least of several noisy medians, biased
@@ -482,23 +497,25 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
 
             ucoll_bcast(&pt->seg, sizeof(pt->seg), UCOLL_BYTE, 0, w);
             ucoll_bcast(&pt->radix, sizeof(pt->radix), UCOLL_BYTE, 0, w);
+            ucoll_bcast(&pt->way, sizeof(pt->way), UCOLL_BYTE, 0, w);
             for (int rep = 0; rep < FINAL_REPS; rep++) {
-                set_params(ctx, c, NULL, 0, 0);
+                set_params(ctx, c, NULL, 0, 0, 0);
                 td[rep] = measure(ctx, &s, bytes, iters);
-                set_params(ctx, c, pt->algo, pt->seg, pt->radix);
+                set_params(ctx, c, pt->algo, pt->seg, pt->radix, pt->way);
                 tb[rep] = measure(ctx, &s, bytes, iters);
             }
-            set_params(ctx, c, NULL, 0, 0);
+            set_params(ctx, c, NULL, 0, 0, 0);
             qsort(td, FINAL_REPS, sizeof(double), cmp_double);
             qsort(tb, FINAL_REPS, sizeof(double), cmp_double);
             pt->dflt = td[FINAL_REPS / 2];
             pt->again = tb[FINAL_REPS / 2];
         }
         if (rank == 0) {
-            printf("%-22s %10zu  best %-14s %10.2f us%s%s  default %-14s %10.2f us  "
+            printf("%-22s %10zu  best %-14s %10.2f us%s%s%s%s  default %-14s %10.2f us  "
                    "default/best %.2f%s\n",
                    ucoll__coll_name(c), bytes, pt->algo, pt->again * 1e6, pt->seg ? " seg" : "",
-                   pt->radix ? " radix" : "", pt->dalgo, pt->dflt * 1e6, pt->dflt / pt->again,
+                   pt->radix ? " radix" : "", pt->way ? " way=" : "",
+                   pt->way ? ucoll__shm_way_names[pt->way] : "", pt->dalgo, pt->dflt * 1e6, pt->dflt / pt->again,
                    pt->same ? " (same choice)" : "");
             fflush(stdout);
             if (pt->same || pt->dflt <= 1.10 * pt->again) {
@@ -523,7 +540,8 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
             int j = i;
 
             while (j + 1 < np && !strcmp(pts[j + 1].algo, pts[i].algo) &&
-                   pts[j + 1].seg == pts[i].seg && pts[j + 1].radix == pts[i].radix) {
+                   pts[j + 1].seg == pts[i].seg && pts[j + 1].radix == pts[i].radix &&
+                   pts[j + 1].way == pts[i].way) {
                 j++;
             }
             for (int k = i; k <= j; k++) {
@@ -541,6 +559,9 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
             }
             if (pts[i].radix) {
                 fprintf(f, ":radix=%u", pts[i].radix);
+            }
+            if (pts[i].way) {
+                fprintf(f, ":way=%s", ucoll__shm_way_names[pts[i].way]);
             }
             fprintf(f, "\n");
             i = j;

@@ -6,12 +6,13 @@
  *      call, else the call falls back to the steps below (debug log says so);
  *   2. tuning file (UCOLL_TUNE_FILE): the first rule matching the call, one
  *      rule per whitespace-separated word, '#' starts a comment:
- *          <op>:<lo>-<hi>[:np=<lo>-<hi>]:@<algo>[:seg=<size>][:radix=<k>]
+ *          <op>:<lo>-<hi>[:np=<lo>-<hi>]:@<algo>[:seg=<size>][:radix=<k>][:way=<w>]
  *      bytes in [lo, hi) (sizes take k/m/g; hi may be "inf" or empty), e.g.
  *          bcast:0-32k:@binomial  bcast:32k-inf:@scag_ring
  *          allreduce:0-inf:np=1-8:@rdbl  allreduce:1m-:@ring:seg=256k
  *      m is count * esize as in ALGORITHMS.md (sum of counts for
- *      reduce_scatter); np bounds the communicator size, inclusive;
+ *      reduce_scatter); np bounds the communicator size, inclusive; way
+ *      names the way of the shm reduce and allreduce rows (UCOLL_SHM_WAY);
  *   3. the cheapest algorithm by its cost formula under the context's model
  *      (UCOLL_MODEL_* settings; alpha grows when ranks outnumber cores).
  * The choice depends only on arguments every rank shares, so all ranks of a
@@ -204,6 +205,7 @@ typedef struct tune_rule {
     char algo[32];
     size_t seg;
     unsigned radix;
+    int way; /* ucoll_shm_way_t */
 } tune_rule_t;
 
 /* A model line of the tuning file (ucoll_tune --calibrate writes them):
@@ -247,6 +249,18 @@ static int parse_range(const char *s, size_t *lo, size_t *hi)
     return ucoll__parse_size(dash + 1, hi);
 }
 
+/* A way's value by name; -1 when none is called so (auto is not a way to
+ * put in a rule). */
+static int way_parse(const char *s)
+{
+    for (int i = UCOLL_SHM_WAY_AUTO + 1; i < UCOLL_SHM_WAY_LAST; i++) {
+        if (strcmp(s, ucoll__shm_way_names[i]) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
 static int tune_parse_word(char *w, tune_rule_t *r)
 {
     char *save = NULL, *f;
@@ -278,6 +292,7 @@ static int tune_parse_word(char *w, tune_rule_t *r)
         } else if (strncmp(f, "seg=", 4) == 0 && ucoll__parse_size(f + 4, &r->seg) == 0) {
         } else if (strncmp(f, "radix=", 6) == 0 && ucoll__parse_size(f + 6, &lo) == 0) {
             r->radix = (unsigned)lo;
+        } else if (strncmp(f, "way=", 4) == 0 && (r->way = way_parse(f + 4)) > 0) {
         } else {
             return -1;
         }
@@ -439,6 +454,7 @@ static void sel_params(ucoll_comm_t *comm, ucoll_algo_params_t *prm, ucoll_model
     memset(prm, 0, sizeof(*prm));
     prm->seg_size = ctx->cfg.seg_size;
     prm->radix = ctx->cfg.radix;
+    prm->shm_way = ctx->cfg.shm_way;
     prm->shm_data = ucoll__shm_data_size(ctx);
     ctx_model(comm, m);
     prm->model = *m;
@@ -517,6 +533,9 @@ const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args
                 }
                 if (r->radix) {
                     prm_p->radix = r->radix;
+                }
+                if (r->way) {
+                    prm_p->shm_way = r->way;
                 }
                 ucoll_debug("%s: %s (tuning rule %zu), %zu bytes, p %d", cname, al->id, i, bytes,
                             p);
@@ -609,8 +628,9 @@ static void explain_ranking(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
     if (f) {
         fprintf(f,
                 "model: alpha %.3g s, beta %.3g s/B, gamma %.3g s/B, lambda %.3g s/B, wake %.3g s; "
-                "segment size %s, radix %s\n",
-                m->alpha, m->beta, m->gamma, m->lambda, m->wake, seg, radix);
+                "segment size %s, radix %s, shm way %s\n",
+                m->alpha, m->beta, m->gamma, m->lambda, m->wake, seg, radix,
+                prm->shm_way ? ucoll__shm_way_names[prm->shm_way] : "model");
     }
 }
 

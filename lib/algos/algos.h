@@ -64,6 +64,7 @@ typedef struct ucoll_algo_params {
     ucoll_model_t model; /* the selection's model; all zero: ucoll__model_default */
     size_t shm_data;     /* bytes of a rank's shared data area (UCOLL_SHM_SIZE less
                           * the control lines); 0 without shared memory */
+    int shm_way;         /* shm reduce/allreduce rows: ucoll_shm_way_t, AUTO = model */
     /* two-level rows (UCOLL_ALGO_HIER) on a communicator across nodes: its
      * nodes, the members of the largest, whether node levels may use shared
      * memory, and the model of a path inside a node */

@@ -568,7 +568,8 @@ static void test_selection(void)
     world_force(w, UCOLL_COLL_BCAST, NULL);
 
     fprintf(f, "# rules\nbcast:0-1k:@linear bcast:1k-inf:np=1-4:@chain:seg=4k\n"
-               "allreduce:0-:@ring:radix=3 garbage\n");
+               "allreduce:0-:@ring:radix=3 garbage\n"
+               "reduce:0-:@binomial:way=root allgather:0-:@gather_bcast:way=bogus\n");
     fclose(f);
     ctx->cfg.tune_file = strdup(path);
     ucoll__ctx_config_changed(ctx);
@@ -582,6 +583,14 @@ static void test_selection(void)
     a.coll = UCOLL_COLL_ALLREDUCE;
     al = ucoll__algo_select(ctx->world, &a, &prm);
     CHECK(al && strcmp(al->id, "ring") == 0 && prm.radix == 3, "tuning rule 3 not applied");
+    CHECK(prm.shm_way == UCOLL_SHM_WAY_AUTO, "a rule without way= set one");
+    a.coll = UCOLL_COLL_REDUCE;
+    al = ucoll__algo_select(ctx->world, &a, &prm);
+    CHECK(al && strcmp(al->id, "binomial") == 0 && prm.shm_way == UCOLL_SHM_WAY_ROOT,
+          "tuning rule with way=root not applied");
+    a.coll = UCOLL_COLL_ALLGATHER;
+    al = ucoll__algo_select(ctx->world, &a, &prm);
+    CHECK(al && strcmp(al->id, "gather_bcast") != 0, "a rule naming an unknown way applied");
     unlink(path);
     world_destroy(w);
 }

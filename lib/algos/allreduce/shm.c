@@ -239,6 +239,31 @@ static double allpipe_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_p
            bytes * lambda_of(m) + (p - 1) * bytes * gamma_of(m);
 }
 
+/* The way UCOLL_SHM_WAY or a tuning rule asks for, where the call can
+ * take it (else the model's, `way`): one-shot when the vector fits a
+ * region; pipelined to the root for a reduce, pipelined for an allreduce
+ * beyond the inline payload, each while the positions of one call last.
+ * Every input is agreed by the communicator's ranks. */
+static int way_asked(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                     const ucoll_model_t *m, int way)
+{
+    size_t bytes = a->count * a->esize;
+    int reduce = a->coll == UCOLL_COLL_REDUCE;
+
+    switch (prm->shm_way) {
+    case UCOLL_SHM_WAY_ONESHOT: return bytes <= prm->shm_data ? WAY_ONESHOT : way;
+    case UCOLL_SHM_WAY_SLICED: return WAY_SLICED;
+    case UCOLL_SHM_WAY_ROOT:
+        return reduce && rootpipe_chunk(a, p, prm, m) != 0 ? WAY_ROOTPIPE : way;
+    case UCOLL_SHM_WAY_PIPE:
+        return a->coll == UCOLL_COLL_ALLREDUCE && bytes > UCOLL_SHM_INLINE &&
+                       allpipe_chunk(a, prm) != 0
+                   ? WAY_ALLPIPE
+                   : way;
+    default: return way;
+    }
+}
+
 /* The way for the call: one-shot when the vector fits a region (one
  * segment when the segment size is set) and the model prefers it; for a
  * reduce, pipelined to the root where the model prefers that; for an
@@ -270,7 +295,7 @@ static int shm_way(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t 
             (way == WAY_ONESHOT ? oneshot_cost(a, p, m) : sliced_cost(a, p, prm, m))) {
         way = WAY_ALLPIPE;
     }
-    return way;
+    return way_asked(a, p, prm, m, way);
 }
 
 double ucoll__allreduce_shm_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
