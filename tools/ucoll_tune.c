@@ -364,6 +364,31 @@ typedef struct {
     char others[512];         /* the measured times, for the comment */
 } point_t;
 
+/* Whether the row's cost formula moves with these parameters (the
+ * selection's inputs otherwise): parameters it ignores (a radix for the
+ * shm rows, a segment size for an unsegmented tree, the way the model
+ * takes anyway) are not measured, where noise alone could win them a
+ * rule. The same on every rank. */
+static int params_matter(ucoll_comm_t *w, const ucoll_coll_args_t *a, const char *id, size_t seg,
+                         unsigned radix, int way)
+{
+    const ucoll_algo_t *al = ucoll__algo_find(a->coll, id);
+    ucoll_algo_params_t prm, alt;
+    double t0, t1;
+
+    if (al == NULL || al->cost == NULL) {
+        return 1;
+    }
+    (void)ucoll__algo_select(w, a, &prm); /* the inputs, with no parameter set */
+    alt = prm;
+    alt.seg_size = seg ? seg : alt.seg_size;
+    alt.radix = radix ? radix : alt.radix;
+    alt.shm_way = way ? way : alt.shm_way;
+    t0 = al->cost(a, w->size, &prm, &prm.model);
+    t1 = al->cost(a, w->size, &alt, &alt.model);
+    return t0 != t1;
+}
+
 static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int iters_opt, FILE *f)
 {
     ucoll_comm_t *w = ucoll_comm_world(ctx);
@@ -462,6 +487,10 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
                            (c != UCOLL_COLL_REDUCE && c != UCOLL_COLL_ALLREDUCE) ||
                            (way == UCOLL_SHM_WAY_ROOT && c != UCOLL_COLL_REDUCE) ||
                            (way == UCOLL_SHM_WAY_PIPE && c != UCOLL_COLL_ALLREDUCE))) {
+                continue;
+            }
+            set_params(ctx, c, pt->algo, 0, 0, 0);
+            if (!params_matter(w, &a, pt->algo, seg, radix, way)) {
                 continue;
             }
             double tr[REPS];
