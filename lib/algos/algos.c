@@ -847,6 +847,7 @@ int ucoll__coll_run(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_t 
         return UCOLL_ERR_UNSUPPORTED;
     }
     if (al->start) {
+        prm.tag = (int)tag;
         st = al->start(comm, a, &prm, req);
         if (st == UCOLL_OK && cacheable) {
             cache_add(comm, &key, NULL, al, &prm);

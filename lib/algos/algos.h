@@ -65,6 +65,10 @@ typedef struct ucoll_algo_params {
     size_t shm_data;     /* bytes of a rank's shared data area (UCOLL_SHM_SIZE less
                           * the control lines); 0 without shared memory */
     int shm_way;         /* shm reduce/allreduce rows: ucoll_shm_way_t, AUTO = model */
+    /* the call's sequence number, for rows with start that send messages
+     * (ucoll__phased_start); set where the call selects, and such rows
+     * serve only calls that are not cached (v-variants) */
+    int tag;
     /* two-level rows (UCOLL_ALGO_HIER) on a communicator across nodes: its
      * nodes, the members of the largest, whether node levels may use shared
      * memory, and the model of a path inside a node */
@@ -253,6 +257,17 @@ static inline int ucoll__sched_copy_if(ucoll_sched_t *s, void *dst, const void *
 {
     return (len == 0 || dst == src) ? UCOLL_OK : ucoll__sched_copy(s, dst, src, len);
 }
+
+/* Run a call as two schedules on comm under tag (algos/phased.c): first
+ * (which may learn what the second needs, e.g. counts only the root was
+ * given), then, once it has completed here, second, built then; both get
+ * arg. fini(arg, req) runs when req completes, whatever the outcome: it may
+ * set req->status.error (a mismatch found on the way) and frees arg. On
+ * an error return nothing has started and arg is still the caller's. */
+typedef int (*ucoll_phase_build_t)(ucoll_sched_t *s, void *arg);
+int ucoll__phased_start(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_req_t *req, int tag,
+                        ucoll_phase_build_t first, ucoll_phase_build_t second, void *arg,
+                        void (*fini)(void *arg, ucoll_req_t *req));
 
 /* Shared tree and peer math (algos/pattern.c). srank = (rank - root + p) % p. */
 static inline int ucoll__srank(int rank, int root, int p)

@@ -9,9 +9,9 @@ kind=$1 launcher=$2 prog=$3 n=$4 set=$5
 shift 5
 declare -A algos=(
   [gather]="binomial linear"
-  [gatherv]="linear"
+  [gatherv]="linear binomial"
   [scatter]="binomial linear"
-  [scatterv]="linear"
+  [scatterv]="linear binomial"
   [allgather]="ring rdbl bruck neighbor gather_bcast shm"
   [allgatherv]="ring rdbl"
   [alltoall]="pairwise bruck scattered shm"

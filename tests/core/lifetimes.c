@@ -25,6 +25,10 @@
  *   timeout-coll  rank 0's blocking bcast times out (UCOLL_TIMEOUT=1) before
  *                 the root, rank 1, sends; afterwards the root's data must
  *                 not land in rank 0's buffer. Argument: element count.
+ *   timeout-gatherv the same with a gatherv to rank 0 (UCOLL_GATHERV_ALGO
+ *                 picks the algorithm; binomial times out in its first
+ *                 schedule, the counts): afterwards nothing of rank 1's
+ *                 late call lands in rank 0's buffer. Argument: count.
  *   comm-free     ucoll_comm_free of a split communicator with a receive
  *                 still pending fails with UCOLL_ERR_BUSY and changes
  *                 nothing; once the receive completes it succeeds, and the
@@ -267,6 +271,51 @@ static int run_timeout_coll(ucoll_ctx_t *ctx, size_t n)
     return finish(ctx);
 }
 
+/* ---- timeout-gatherv ------------------------------------------------------- */
+
+static int run_timeout_gatherv(ucoll_ctx_t *ctx, size_t n)
+{
+    int *buf = malloc(2 * n * sizeof(int)), go = 0, ret;
+    size_t counts[2] = {n, n}, displs[2] = {0, n};
+
+    if (np == 2 && me == 0) {
+        for (size_t i = 0; i < 2 * n; i++) {
+            buf[i] = -1;
+        }
+        ret = ucoll_gatherv(buf, n, buf, counts, displs, UCOLL_INT32, 0, world);
+        if (ret != UCOLL_ERR_TIMEOUT) {
+            FAIL("gatherv before rank 1: %s, expected a timeout", ucoll_strerror(ret));
+        }
+        for (size_t i = 0; i < 2 * n; i++) {
+            buf[i] = 7;
+        }
+        /* rank 1's go follows its gatherv's messages */
+        OK(recv_patient(&go, 1, UCOLL_INT32, 1, 9, world));
+        for (size_t i = 0; i < 20; i++) {
+            ucoll_progress(ctx);
+        }
+        for (size_t i = 0; i < 2 * n; i++) {
+            if (buf[i] != 7) {
+                FAIL("the timed-out gatherv wrote %d into element %zu afterwards", buf[i], i);
+                break;
+            }
+        }
+    } else if (np == 2 && me == 1) {
+        for (size_t i = 0; i < n; i++) {
+            buf[i] = 42;
+        }
+        usleep(2000000);
+        ret = ucoll_gatherv(buf, n, NULL, NULL, NULL, UCOLL_INT32, 0, world);
+        if (ret != UCOLL_OK && ret != UCOLL_ERR_TIMEOUT) {
+            FAIL("rank 1's gatherv: %s", ucoll_strerror(ret));
+        }
+        go = 1;
+        OK(ucoll_send(&go, 1, UCOLL_INT32, 0, 9, world));
+    }
+    free(buf);
+    return finish(ctx);
+}
+
 /* ---- comm-free ------------------------------------------------------------- */
 
 static int run_comm_free(ucoll_ctx_t *ctx)
@@ -341,7 +390,7 @@ int main(int argc, char **argv)
     ucoll_ctx_t *ctx;
     int ret;
 
-    if (!strcmp(mode, "timeout-coll")) {
+    if (!strcmp(mode, "timeout-coll") || !strcmp(mode, "timeout-gatherv")) {
         setenv("UCOLL_TIMEOUT", "1", 1);
     } else if (!strcmp(mode, "finalize-cts") || !strcmp(mode, "comm-free")) {
         setenv("UCOLL_TIMEOUT", "10", 1);
@@ -366,11 +415,14 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "timeout-coll")) {
         return run_timeout_coll(ctx, argc > 2 ? (size_t)atol(argv[2]) : 4);
     }
+    if (!strcmp(mode, "timeout-gatherv")) {
+        return run_timeout_gatherv(ctx, argc > 2 ? (size_t)atol(argv[2]) : 4);
+    }
     if (!strcmp(mode, "comm-free")) {
         return run_comm_free(ctx);
     }
     fprintf(stderr, "usage: lifetimes finalize-cts|finalize-dead|unwaited|timeout-coll "
-                    "[COUNT]|comm-free\n");
+                    "[COUNT]|timeout-gatherv [COUNT]|comm-free\n");
     ucoll_finalize(ctx);
     return 2;
 }

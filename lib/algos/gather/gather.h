@@ -10,5 +10,6 @@
 extern const ucoll_algo_t ucoll__gather_linear;
 extern const ucoll_algo_t ucoll__gather_binomial;
 extern const ucoll_algo_t ucoll__gatherv_linear;
+extern const ucoll_algo_t ucoll__gatherv_binomial;
 
 #endif

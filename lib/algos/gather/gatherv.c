@@ -12,6 +12,7 @@
 
 const ucoll_algo_t *const ucoll__gatherv_algos[] = {
     &ucoll__gatherv_linear,
+    &ucoll__gatherv_binomial,
     NULL,
 };
 

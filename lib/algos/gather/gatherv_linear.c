@@ -6,7 +6,8 @@
  * displacement, and copies its own. Empty blocks move no message (the
  * sender's count and the root's count for it agree, as MPI requires).
  *
- * Cost (m = the largest block): (p-1)(α + mβ) at the root.
+ * Cost (m = the largest block): (p-1)(α + mβ) at the root (one wake for
+ * the round when oversubscribed: ucoll__model_fanout).
  */
 #include "gather.h"
 
@@ -15,7 +16,7 @@ static double gatherv_linear_cost(const ucoll_coll_args_t *a, int p, const ucoll
 {
     double bytes = (double)a->count * a->esize;
 
-    return (p - 1) * (m->alpha + bytes * m->beta);
+    return ucoll__model_fanout(m, p - 1) + (p - 1) * bytes * m->beta;
 }
 
 static int gatherv_linear_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,

@@ -10,5 +10,6 @@
 extern const ucoll_algo_t ucoll__scatter_linear;
 extern const ucoll_algo_t ucoll__scatter_binomial;
 extern const ucoll_algo_t ucoll__scatterv_linear;
+extern const ucoll_algo_t ucoll__scatterv_binomial;
 
 #endif

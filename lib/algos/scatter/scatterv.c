@@ -12,6 +12,7 @@
 
 const ucoll_algo_t *const ucoll__scatterv_algos[] = {
     &ucoll__scatterv_linear,
+    &ucoll__scatterv_binomial,
     NULL,
 };
 

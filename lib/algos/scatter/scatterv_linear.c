@@ -5,7 +5,8 @@
  * at its displacement, and copies its own; every other rank with a non-empty
  * block receives it. Empty blocks move no message.
  *
- * Cost (m = the largest block): (p-1)(α + mβ) at the root.
+ * Cost (m = the largest block): (p-1)(α + mβ) at the root (one wake for
+ * the round when oversubscribed: ucoll__model_fanout).
  */
 #include "scatter.h"
 
@@ -14,7 +15,7 @@ static double scatterv_linear_cost(const ucoll_coll_args_t *a, int p,
 {
     double bytes = (double)a->count * a->esize;
 
-    return (p - 1) * (m->alpha + bytes * m->beta);
+    return ucoll__model_fanout(m, p - 1) + (p - 1) * bytes * m->beta;
 }
 
 static int scatterv_linear_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
