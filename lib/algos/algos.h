@@ -351,6 +351,17 @@ static inline int ucoll__binomial_size(int srank, int p)
     return UCOLL_MIN(ucoll__binomial_span(srank, p), p - srank);
 }
 
+/* Bytes of entries [from, from + n) of counts (elements of esize bytes). */
+static inline size_t ucoll__counts_bytes(const uint64_t *counts, size_t esize, int from, int n)
+{
+    size_t b = 0;
+
+    for (int i = from; i < from + n; i++) {
+        b += (size_t)counts[i] * esize;
+    }
+    return b;
+}
+
 /* k-nomial tree over sranks, radix k >= 2. The parent clears the lowest
  * non-zero base-k digit of srank (-1 for the root). The children set one
  * digit, 1..k-1, in a position below that digit; children[] receives them

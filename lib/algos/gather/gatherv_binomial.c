@@ -34,11 +34,6 @@ typedef struct {
     int mismatch;  /* the root: a reported count is not its rcounts' */
 } gv_t;
 
-static int child_size(int sr, int mask, int p)
-{
-    return UCOLL_MIN(mask, p - sr - mask);
-}
-
 static int gv_counts(ucoll_sched_t *s, void *arg)
 {
     gv_t *g = arg;
@@ -49,7 +44,8 @@ static int gv_counts(ucoll_sched_t *s, void *arg)
         if (sr + mask >= p) {
             continue;
         }
-        st = ucoll__sched_recv(s, &g->cnt[mask], (size_t)child_size(sr, mask, p) * sizeof(uint64_t),
+        st = ucoll__sched_recv(s, &g->cnt[mask],
+                               (size_t)ucoll__binomial_size(sr + mask, p) * sizeof(uint64_t),
                                ucoll__rank_of(sr + mask, root, p));
         if (st != UCOLL_OK) {
             return st;
@@ -63,17 +59,6 @@ static int gv_counts(ucoll_sched_t *s, void *arg)
     }
     return ucoll__sched_send(s, g->cnt, (size_t)g->n * sizeof(uint64_t),
                              ucoll__rank_of(ucoll__binomial_parent(sr), root, p));
-}
-
-/* Bytes of sranks [from, from + n) of this rank's subtree, as reported. */
-static size_t sub_bytes(const gv_t *g, int from, int n)
-{
-    size_t b = 0;
-
-    for (int i = from; i < from + n; i++) {
-        b += (size_t)g->cnt[i] * g->a.esize;
-    }
-    return b;
 }
 
 /* The root: whether sranks [c, c + n) lie in rbuf one after another in
@@ -121,8 +106,8 @@ static int gv_root(ucoll_sched_t *s, gv_t *g)
         if (c >= p) {
             continue;
         }
-        n = child_size(0, mask, p);
-        bytes = sub_bytes(g, c, n);
+        n = ucoll__binomial_size(mask, p);
+        bytes = ucoll__counts_bytes(g->cnt, g->a.esize, c, n);
         peer = ucoll__rank_of(c, root, p);
         if (!g->mismatch && in_order(g, c, n)) {
             st = ucoll__sched_recv(s, rb + a->rdispls[peer] * es, bytes, peer);
@@ -151,7 +136,7 @@ static int gv_root(ucoll_sched_t *s, gv_t *g)
     for (int mask = span >> 1; mask > 0; mask >>= 1) {
         char *tmp = mask < p ? via[ucoll__ceil_log2(mask)] : NULL;
 
-        for (int i = mask; tmp && i < mask + child_size(0, mask, p); i++) {
+        for (int i = mask; tmp && i < mask + ucoll__binomial_size(mask, p); i++) {
             int r = ucoll__rank_of(i, root, p);
             size_t b = a->rcounts[r] * es;
 
@@ -179,7 +164,7 @@ static int gv_data(ucoll_sched_t *s, void *arg)
     if (g->n == 1) {
         return ucoll__sched_send(s, a->sbuf, a->scount * a->esize, parent);
     }
-    total = sub_bytes(g, 0, g->n);
+    total = ucoll__counts_bytes(g->cnt, g->a.esize, 0, g->n);
     buf = ucoll__sched_scratch(s, UCOLL_MAX(total, (size_t)1));
     if (buf == NULL) {
         return UCOLL_ERR_NOMEM;
@@ -192,9 +177,10 @@ static int gv_data(ucoll_sched_t *s, void *arg)
         if (sr + mask >= p) {
             continue;
         }
-        st = ucoll__sched_recv(s, buf + sub_bytes(g, 0, mask),
-                               sub_bytes(g, mask, child_size(sr, mask, p)),
-                               ucoll__rank_of(sr + mask, a->root, p));
+        st = ucoll__sched_recv(
+            s, buf + ucoll__counts_bytes(g->cnt, g->a.esize, 0, mask),
+            ucoll__counts_bytes(g->cnt, g->a.esize, mask, ucoll__binomial_size(sr + mask, p)),
+            ucoll__rank_of(sr + mask, a->root, p));
         if (st != UCOLL_OK) {
             return st;
         }

@@ -31,22 +31,6 @@ typedef struct {
     int truncated; /* this rank's block is longer than its rcount */
 } sv_t;
 
-static int child_size(int sr, int mask, int p)
-{
-    return UCOLL_MIN(mask, p - sr - mask);
-}
-
-/* Bytes of sranks [from, from + n) of this rank's subtree. */
-static size_t sub_bytes(const sv_t *v, int from, int n)
-{
-    size_t b = 0;
-
-    for (int i = from; i < from + n; i++) {
-        b += (size_t)v->cnt[i] * v->a.esize;
-    }
-    return b;
-}
-
 static int sv_counts(ucoll_sched_t *s, void *arg)
 {
     sv_t *v = arg;
@@ -66,7 +50,7 @@ static int sv_counts(ucoll_sched_t *s, void *arg)
     for (int mask = span >> 1; mask > 0; mask >>= 1) {
         int nc;
 
-        if (sr + mask >= p || (nc = child_size(sr, mask, p)) == 1) {
+        if (sr + mask >= p || (nc = ucoll__binomial_size(sr + mask, p)) == 1) {
             continue;
         }
         st = ucoll__sched_send(s, &v->cnt[mask], (size_t)nc * sizeof(uint64_t),
@@ -115,8 +99,8 @@ static int sv_root(ucoll_sched_t *s, sv_t *v)
         if (c >= p) {
             continue;
         }
-        n = child_size(0, mask, p);
-        bytes = sub_bytes(v, c, n);
+        n = ucoll__binomial_size(mask, p);
+        bytes = ucoll__counts_bytes(v->cnt, v->a.esize, c, n);
         peer = ucoll__rank_of(c, root, p);
         if (in_order(v, c, n)) {
             if ((st = ucoll__sched_send(s, sb + a->sdispls[peer] * es, bytes, peer)) != UCOLL_OK) {
@@ -160,7 +144,7 @@ static int sv_data(ucoll_sched_t *s, void *arg)
     if (v->n == 1) {
         return ucoll__sched_recv(s, a->rbuf, a->rcount * es, parent);
     }
-    total = sub_bytes(v, 0, v->n);
+    total = ucoll__counts_bytes(v->cnt, v->a.esize, 0, v->n);
     own = (size_t)v->cnt[0] * es;
     if (v->cnt[0] > a->rcount) {
         ucoll_debug("scatterv: the root sends %llu elements, rank %d receives %zu",
@@ -182,9 +166,10 @@ static int sv_data(ucoll_sched_t *s, void *arg)
         if (sr + mask >= p) {
             continue;
         }
-        st = ucoll__sched_send(s, buf + sub_bytes(v, 0, mask),
-                               sub_bytes(v, mask, child_size(sr, mask, p)),
-                               ucoll__rank_of(sr + mask, a->root, p));
+        st = ucoll__sched_send(
+            s, buf + ucoll__counts_bytes(v->cnt, v->a.esize, 0, mask),
+            ucoll__counts_bytes(v->cnt, v->a.esize, mask, ucoll__binomial_size(sr + mask, p)),
+            ucoll__rank_of(sr + mask, a->root, p));
         if (st != UCOLL_OK) {
             return st;
         }
