@@ -269,6 +269,26 @@ int ucoll__phased_start(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_req_t *req,
                         ucoll_phase_build_t first, ucoll_phase_build_t second, void *arg,
                         void (*fini)(void *arg, ucoll_req_t *req));
 
+/* A binomial v-variant's call (gatherv, scatterv), run by
+ * ucoll__vtree_start as two schedules that get it as their arg: the call,
+ * this rank's place in the binomial tree over sranks, and the counts of
+ * its subtree, which the first schedule learns. */
+typedef struct ucoll_vtree {
+    ucoll_coll_args_t a;
+    int p, sr;
+    int n;         /* sranks in this rank's subtree */
+    uint64_t *cnt; /* their counts in srank order: cnt[0] this rank's own
+                    * (gatherv: scount; scatterv's root: every scounts) */
+    int truncated; /* a count disagrees here: the call ends in
+                    * UCOLL_ERR_TRUNCATE once every block has moved */
+} ucoll_vtree_t;
+int ucoll__vtree_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, int tag, ucoll_req_t *req,
+                       ucoll_phase_build_t first, ucoll_phase_build_t second);
+/* The root: whether the blocks of sranks [c, c + n) lie in its vector
+ * (gatherv's rbuf, scatterv's sbuf) one after another in srank order: no
+ * wrap of rank order inside, displacements chained. */
+int ucoll__vtree_in_order(const ucoll_vtree_t *v, int c, int n);
+
 /* Shared tree and peer math (algos/pattern.c). srank = (rank - root + p) % p. */
 static inline int ucoll__srank(int rank, int root, int p)
 {

@@ -7,6 +7,10 @@
  * second's run directly; the algorithm's state (arg) lives until the user's
  * request completes.
  *
+ * The binomial v-variants' shared part is here too (ucoll__vtree_*): their
+ * state, set up and settled alike, and the root's check for subtrees whose
+ * blocks it can move without packing.
+ *
  * Both schedules use one tag. That is safe: between any two ranks the
  * first schedule's messages are sent before the second's, and its receives
  * are posted before the second's, so non-overtaking pairs them as written.
@@ -168,4 +172,66 @@ int ucoll__phased_start(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_req_t *req,
     req->u.coll.withdraw = phased_withdraw;
     req->u.coll.withdraw_arg = ph;
     return UCOLL_OK;
+}
+
+static void vtree_fini(void *arg, ucoll_req_t *req)
+{
+    ucoll_vtree_t *v = arg;
+
+    if (v->truncated && req->status.error == UCOLL_OK) {
+        req->status.error = UCOLL_ERR_TRUNCATE;
+    }
+    free(v->cnt);
+    free(v);
+}
+
+int ucoll__vtree_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, int tag, ucoll_req_t *req,
+                       ucoll_phase_build_t first, ucoll_phase_build_t second)
+{
+    ucoll_vtree_t *v = calloc(1, sizeof(*v));
+    int st;
+
+    if (v == NULL) {
+        return UCOLL_ERR_NOMEM;
+    }
+    v->a = *a;
+    v->p = comm->size;
+    v->sr = ucoll__srank(comm->rank, a->root, v->p);
+    v->n = ucoll__binomial_size(v->sr, v->p);
+    v->cnt = calloc((size_t)v->n, sizeof(uint64_t));
+    if (v->cnt == NULL) {
+        free(v);
+        return UCOLL_ERR_NOMEM;
+    }
+    if (a->coll == UCOLL_COLL_GATHERV) {
+        v->cnt[0] = a->scount;
+    } else if (v->sr == 0) {
+        for (int i = 0; i < v->p; i++) {
+            v->cnt[i] = a->scounts[ucoll__rank_of(i, a->root, v->p)];
+        }
+    }
+    st = ucoll__phased_start(comm, a->coll, req, tag, first, second, v, vtree_fini);
+    if (st != UCOLL_OK) {
+        free(v->cnt);
+        free(v);
+    }
+    return st;
+}
+
+int ucoll__vtree_in_order(const ucoll_vtree_t *v, int c, int n)
+{
+    const ucoll_coll_args_t *a = &v->a;
+    const size_t *counts = a->coll == UCOLL_COLL_GATHERV ? a->rcounts : a->scounts;
+    const size_t *displs = a->coll == UCOLL_COLL_GATHERV ? a->rdispls : a->sdispls;
+    int first = ucoll__rank_of(c, a->root, v->p);
+
+    if (first + n > v->p) {
+        return 0;
+    }
+    for (int r = first; r + 1 < first + n; r++) {
+        if (displs[r + 1] != displs[r] + counts[r]) {
+            return 0;
+        }
+    }
+    return 1;
 }

@@ -22,21 +22,10 @@
  * 2⌈log2 p⌉α + (p-1)mβ, plus the copies through scratch.
  */
 #include "gather.h"
-#include "progress/request.h"
-
-#include <stdlib.h>
-
-typedef struct {
-    ucoll_coll_args_t a;
-    int p, sr;
-    int n;         /* sranks in this rank's subtree */
-    uint64_t *cnt; /* their counts, in srank order (the root: all p) */
-    int mismatch;  /* the root: a reported count is not its rcounts' */
-} gv_t;
 
 static int gv_counts(ucoll_sched_t *s, void *arg)
 {
-    gv_t *g = arg;
+    ucoll_vtree_t *g = arg;
     int root = g->a.root, sr = g->sr, p = g->p;
     int span = ucoll__binomial_span(sr, p), st;
 
@@ -61,25 +50,7 @@ static int gv_counts(ucoll_sched_t *s, void *arg)
                              ucoll__rank_of(ucoll__binomial_parent(sr), root, p));
 }
 
-/* The root: whether sranks [c, c + n) lie in rbuf one after another in
- * srank order (no wrap of rank order inside, displacements chained). */
-static int in_order(const gv_t *g, int c, int n)
-{
-    const ucoll_coll_args_t *a = &g->a;
-    int first = ucoll__rank_of(c, a->root, g->p);
-
-    if (first + n > g->p) {
-        return 0;
-    }
-    for (int r = first; r + 1 < first + n; r++) {
-        if (a->rdispls[r + 1] != a->rdispls[r] + a->rcounts[r]) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static int gv_root(ucoll_sched_t *s, gv_t *g)
+static int gv_root(ucoll_sched_t *s, ucoll_vtree_t *g)
 {
     const ucoll_coll_args_t *a = &g->a;
     int p = g->p, root = a->root, span = ucoll__binomial_span(0, p), st;
@@ -91,11 +62,11 @@ static int gv_root(ucoll_sched_t *s, gv_t *g)
             ucoll_debug("gatherv: rank %d sends %llu elements, the root expects %zu",
                         ucoll__rank_of(s_, root, p), (unsigned long long)g->cnt[s_],
                         a->rcounts[ucoll__rank_of(s_, root, p)]);
-            g->mismatch = 1;
+            g->truncated = 1;
         }
     }
-    if (!g->mismatch && (st = ucoll__sched_copy_if(s, rb + a->rdispls[root] * es, a->sbuf,
-                                                   a->scount * es)) != UCOLL_OK) {
+    if (!g->truncated && (st = ucoll__sched_copy_if(s, rb + a->rdispls[root] * es, a->sbuf,
+                                                    a->scount * es)) != UCOLL_OK) {
         return st;
     }
     for (int mask = span >> 1; mask > 0; mask >>= 1) {
@@ -109,7 +80,7 @@ static int gv_root(ucoll_sched_t *s, gv_t *g)
         n = ucoll__binomial_size(mask, p);
         bytes = ucoll__counts_bytes(g->cnt, g->a.esize, c, n);
         peer = ucoll__rank_of(c, root, p);
-        if (!g->mismatch && in_order(g, c, n)) {
+        if (!g->truncated && ucoll__vtree_in_order(g, c, n)) {
             st = ucoll__sched_recv(s, rb + a->rdispls[peer] * es, bytes, peer);
             if (st != UCOLL_OK) {
                 return st;
@@ -125,7 +96,7 @@ static int gv_root(ucoll_sched_t *s, gv_t *g)
         }
         via[ucoll__ceil_log2(mask)] = tmp;
     }
-    if (g->mismatch) {
+    if (g->truncated) {
         return UCOLL_OK; /* drained, not placed */
     }
     /* then the blocks received in scratch, to their displacements (a later
@@ -151,7 +122,7 @@ static int gv_root(ucoll_sched_t *s, gv_t *g)
 
 static int gv_data(ucoll_sched_t *s, void *arg)
 {
-    gv_t *g = arg;
+    ucoll_vtree_t *g = arg;
     const ucoll_coll_args_t *a = &g->a;
     int sr = g->sr, p = g->p, span, parent, st;
     size_t total;
@@ -191,43 +162,10 @@ static int gv_data(ucoll_sched_t *s, void *arg)
     return ucoll__sched_send(s, buf, total, parent);
 }
 
-static void gv_fini(void *arg, ucoll_req_t *req)
-{
-    gv_t *g = arg;
-
-    if (g->mismatch && req->status.error == UCOLL_OK) {
-        req->status.error = UCOLL_ERR_TRUNCATE;
-    }
-    free(g->cnt);
-    free(g);
-}
-
 static int gatherv_binomial_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
                                   const ucoll_algo_params_t *prm, ucoll_req_t *req)
 {
-    gv_t *g = calloc(1, sizeof(*g));
-    int st;
-
-    if (g == NULL) {
-        return UCOLL_ERR_NOMEM;
-    }
-    g->a = *a;
-    g->p = comm->size;
-    g->sr = ucoll__srank(comm->rank, a->root, g->p);
-    g->n = ucoll__binomial_size(g->sr, g->p);
-    g->cnt = calloc((size_t)g->n, sizeof(uint64_t));
-    if (g->cnt == NULL) {
-        free(g);
-        return UCOLL_ERR_NOMEM;
-    }
-    g->cnt[0] = a->scount;
-    st = ucoll__phased_start(comm, UCOLL_COLL_GATHERV, req, prm->tag, gv_counts, gv_data, g,
-                             gv_fini);
-    if (st != UCOLL_OK) {
-        free(g->cnt);
-        free(g);
-    }
-    return st;
+    return ucoll__vtree_start(comm, a, prm->tag, req, gv_counts, gv_data);
 }
 
 static double gatherv_binomial_cost(const ucoll_coll_args_t *a, int p,

@@ -19,21 +19,10 @@
  * (2⌈log2 p⌉ - 1)α + (p-1)mβ, plus the copies through scratch.
  */
 #include "scatter.h"
-#include "progress/request.h"
-
-#include <stdlib.h>
-
-typedef struct {
-    ucoll_coll_args_t a;
-    int p, sr;
-    int n;         /* sranks in this rank's subtree */
-    uint64_t *cnt; /* their counts, in srank order (the root: all p) */
-    int truncated; /* this rank's block is longer than its rcount */
-} sv_t;
 
 static int sv_counts(ucoll_sched_t *s, void *arg)
 {
-    sv_t *v = arg;
+    ucoll_vtree_t *v = arg;
     int root = v->a.root, sr = v->sr, p = v->p, st;
     int span = ucoll__binomial_span(sr, p);
 
@@ -62,25 +51,7 @@ static int sv_counts(ucoll_sched_t *s, void *arg)
     return UCOLL_OK;
 }
 
-/* The root: whether sranks [c, c + n) lie in sbuf one after another in
- * srank order (no wrap of rank order inside, displacements chained). */
-static int in_order(const sv_t *v, int c, int n)
-{
-    const ucoll_coll_args_t *a = &v->a;
-    int first = ucoll__rank_of(c, a->root, v->p);
-
-    if (first + n > v->p) {
-        return 0;
-    }
-    for (int r = first; r + 1 < first + n; r++) {
-        if (a->sdispls[r + 1] != a->sdispls[r] + a->scounts[r]) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static int sv_root(ucoll_sched_t *s, sv_t *v)
+static int sv_root(ucoll_sched_t *s, ucoll_vtree_t *v)
 {
     const ucoll_coll_args_t *a = &v->a;
     int p = v->p, root = a->root, span = ucoll__binomial_span(0, p), st;
@@ -102,7 +73,7 @@ static int sv_root(ucoll_sched_t *s, sv_t *v)
         n = ucoll__binomial_size(mask, p);
         bytes = ucoll__counts_bytes(v->cnt, v->a.esize, c, n);
         peer = ucoll__rank_of(c, root, p);
-        if (in_order(v, c, n)) {
+        if (ucoll__vtree_in_order(v, c, n)) {
             if ((st = ucoll__sched_send(s, sb + a->sdispls[peer] * es, bytes, peer)) != UCOLL_OK) {
                 return st;
             }
@@ -131,7 +102,7 @@ static int sv_root(ucoll_sched_t *s, sv_t *v)
 
 static int sv_data(ucoll_sched_t *s, void *arg)
 {
-    sv_t *v = arg;
+    ucoll_vtree_t *v = arg;
     const ucoll_coll_args_t *a = &v->a;
     int sr = v->sr, p = v->p, span, parent, st;
     size_t total, own, es = a->esize;
@@ -177,47 +148,10 @@ static int sv_data(ucoll_sched_t *s, void *arg)
     return UCOLL_OK;
 }
 
-static void sv_fini(void *arg, ucoll_req_t *req)
-{
-    sv_t *v = arg;
-
-    if (v->truncated && req->status.error == UCOLL_OK) {
-        req->status.error = UCOLL_ERR_TRUNCATE;
-    }
-    free(v->cnt);
-    free(v);
-}
-
 static int scatterv_binomial_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
                                    const ucoll_algo_params_t *prm, ucoll_req_t *req)
 {
-    sv_t *v = calloc(1, sizeof(*v));
-    int st;
-
-    if (v == NULL) {
-        return UCOLL_ERR_NOMEM;
-    }
-    v->a = *a;
-    v->p = comm->size;
-    v->sr = ucoll__srank(comm->rank, a->root, v->p);
-    v->n = ucoll__binomial_size(v->sr, v->p);
-    v->cnt = calloc((size_t)v->n, sizeof(uint64_t));
-    if (v->cnt == NULL) {
-        free(v);
-        return UCOLL_ERR_NOMEM;
-    }
-    if (v->sr == 0) {
-        for (int i = 0; i < v->p; i++) {
-            v->cnt[i] = a->scounts[ucoll__rank_of(i, a->root, v->p)];
-        }
-    }
-    st = ucoll__phased_start(comm, UCOLL_COLL_SCATTERV, req, prm->tag, sv_counts, sv_data, v,
-                             sv_fini);
-    if (st != UCOLL_OK) {
-        free(v->cnt);
-        free(v);
-    }
-    return st;
+    return ucoll__vtree_start(comm, a, prm->tag, req, sv_counts, sv_data);
 }
 
 static double scatterv_binomial_cost(const ucoll_coll_args_t *a, int p,
