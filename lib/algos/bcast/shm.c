@@ -23,17 +23,22 @@
 
 #include <string.h>
 
-#define SHM_Q_SMALL ((size_t)16 << 10)
+#define SHM_Q_MIN ((size_t)16 << 10)
+#define SHM_Q_MAX ((size_t)64 << 10)
 
 /*
- * The piece: the segment size when set; else 16 KiB for messages up to
- * 128 KiB (two to eight pieces, whose copies overlap) and min(data/8, 128
- * KiB) above. Measured against 128 KiB pieces (10 alternations, the order
- * switched every other one): at p = 4, 32-128 KiB took 0.83-0.91x the time
- * in three runs; above, 16 KiB pieces came out 0.91-1.05x at p = 4 but
- * 1.21x at 256 KiB and 1.05x at 512 KiB at p = 2, where the flags of many
- * small pieces cost more than the overlap gains (a balance of the two,
- * sqrt(m·α_shm/λ), gave those sizes 16-32 KiB pieces). Equal from 1 MiB.
+ * The piece: the segment size when set; else a quarter of the message
+ * within 16-64 KiB (and at most an eighth of the data area), so that from
+ * 64 KiB the copies overlap over four pieces or more and no piece's flag
+ * is paid for less than 16 KiB. Forced piece sizes, slowest rank, 7
+ * alternations, against the previous rule (16 KiB pieces up to 128 KiB,
+ * then 128 KiB): 32 KiB pieces took 0.87-0.91x the time at 64-256 KiB at
+ * p = 4 (at p = 2 from 128 KiB); 64 KiB pieces 0.84-1.00x from 256 KiB
+ * to 2 MiB at p = 2, 3, 4, where 32 KiB ones were even with them
+ * (0.90-1.13x, no side consistent); one 32 KiB piece took 1.11x the time
+ * of two of 16 KiB. The default bcast, new rule against old (mean over
+ * ranks, 5 alternations): 0.81-0.91x at 128 KiB (p = 2, 3, 4), 0.84-0.88x
+ * at 64-256 KiB at p = 4, 0.94-1.02x from 512 KiB (9 alternations).
  */
 static size_t shm_q(const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm)
 {
@@ -42,9 +47,8 @@ static size_t shm_q(const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm)
     if (bytes <= UCOLL_SHM_INLINE) {
         return bytes;
     }
-    cap = UCOLL_MIN(prm->shm_data / 8, (size_t)128 << 10);
-    return ucoll__shm_piece(prm, bytes <= ((size_t)128 << 10) ? UCOLL_MIN(cap, SHM_Q_SMALL) : cap,
-                            64);
+    cap = UCOLL_MIN(prm->shm_data / 8, SHM_Q_MAX);
+    return ucoll__shm_piece(prm, UCOLL_MIN(UCOLL_MAX(bytes / 4, SHM_Q_MIN), cap), 64);
 }
 
 static double shm_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
