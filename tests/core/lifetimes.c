@@ -224,32 +224,49 @@ static int run_unwaited(ucoll_ctx_t *ctx)
     return failures ? 1 : 0;
 }
 
-/* ---- timeout-coll ---------------------------------------------------------- */
+/* ---- timeout-coll, timeout-gatherv ----------------------------------------- */
 
-static int run_timeout_coll(ucoll_ctx_t *ctx, size_t n)
+/* The collective under test on n ints per rank: bcast from rank 1, or
+ * gatherv to rank 0 (whose buf holds both blocks). */
+static int timed_call(int gatherv, int *buf, size_t n)
 {
-    int *buf = malloc(n * sizeof(int)), go = 0, ret;
+    size_t counts[2] = {n, n}, displs[2] = {0, n};
+
+    if (!gatherv) {
+        return ucoll_bcast(buf, n, UCOLL_INT32, 1, world);
+    }
+    return me == 0 ? ucoll_gatherv(buf, n, buf, counts, displs, UCOLL_INT32, 0, world)
+                   : ucoll_gatherv(buf, n, NULL, NULL, NULL, UCOLL_INT32, 0, world);
+}
+
+/* Rank 0 calls first and must time out; rank 1 calls 2 s later. Its data
+ * then arrives at rank 0, and nothing may land in rank 0's buffer. */
+static int run_timeout_coll(ucoll_ctx_t *ctx, size_t n, int gatherv)
+{
+    const char *name = gatherv ? "gatherv" : "bcast";
+    size_t len = gatherv ? 2 * n : n;
+    int *buf = malloc(len * sizeof(int)), go = 0, ret;
 
     if (np == 2 && me == 0) {
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < len; i++) {
             buf[i] = -1;
         }
-        ret = ucoll_bcast(buf, n, UCOLL_INT32, 1, world);
+        ret = timed_call(gatherv, buf, n);
         if (ret != UCOLL_ERR_TIMEOUT) {
-            FAIL("bcast before the root: %s, expected a timeout", ucoll_strerror(ret));
+            FAIL("%s before rank 1: %s, expected a timeout", name, ucoll_strerror(ret));
         }
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < len; i++) {
             buf[i] = 7;
         }
-        /* the root's go comes after its bcast data (messages between two
-         * ranks match in order): once go is in, that data has arrived */
+        /* rank 1's go comes after its call's messages (messages between
+         * two ranks match in order): once go is in, they have arrived */
         OK(recv_patient(&go, 1, UCOLL_INT32, 1, 9, world));
         for (size_t i = 0; i < 20; i++) {
             ucoll_progress(ctx);
         }
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < len; i++) {
             if (buf[i] != 7) {
-                FAIL("the timed-out bcast wrote %d into element %zu afterwards", buf[i], i);
+                FAIL("the timed-out %s wrote %d into element %zu afterwards", name, buf[i], i);
                 break;
             }
         }
@@ -260,54 +277,9 @@ static int run_timeout_coll(ucoll_ctx_t *ctx, size_t n)
         usleep(2000000);
         /* small: sent eagerly, done here; large: a rendezvous the other side
          * never answers, so this times out too */
-        ret = ucoll_bcast(buf, n, UCOLL_INT32, 1, world);
+        ret = timed_call(gatherv, buf, n);
         if (ret != UCOLL_OK && ret != UCOLL_ERR_TIMEOUT) {
-            FAIL("root's bcast: %s", ucoll_strerror(ret));
-        }
-        go = 1;
-        OK(ucoll_send(&go, 1, UCOLL_INT32, 0, 9, world));
-    }
-    free(buf);
-    return finish(ctx);
-}
-
-/* ---- timeout-gatherv ------------------------------------------------------- */
-
-static int run_timeout_gatherv(ucoll_ctx_t *ctx, size_t n)
-{
-    int *buf = malloc(2 * n * sizeof(int)), go = 0, ret;
-    size_t counts[2] = {n, n}, displs[2] = {0, n};
-
-    if (np == 2 && me == 0) {
-        for (size_t i = 0; i < 2 * n; i++) {
-            buf[i] = -1;
-        }
-        ret = ucoll_gatherv(buf, n, buf, counts, displs, UCOLL_INT32, 0, world);
-        if (ret != UCOLL_ERR_TIMEOUT) {
-            FAIL("gatherv before rank 1: %s, expected a timeout", ucoll_strerror(ret));
-        }
-        for (size_t i = 0; i < 2 * n; i++) {
-            buf[i] = 7;
-        }
-        /* rank 1's go follows its gatherv's messages */
-        OK(recv_patient(&go, 1, UCOLL_INT32, 1, 9, world));
-        for (size_t i = 0; i < 20; i++) {
-            ucoll_progress(ctx);
-        }
-        for (size_t i = 0; i < 2 * n; i++) {
-            if (buf[i] != 7) {
-                FAIL("the timed-out gatherv wrote %d into element %zu afterwards", buf[i], i);
-                break;
-            }
-        }
-    } else if (np == 2 && me == 1) {
-        for (size_t i = 0; i < n; i++) {
-            buf[i] = 42;
-        }
-        usleep(2000000);
-        ret = ucoll_gatherv(buf, n, NULL, NULL, NULL, UCOLL_INT32, 0, world);
-        if (ret != UCOLL_OK && ret != UCOLL_ERR_TIMEOUT) {
-            FAIL("rank 1's gatherv: %s", ucoll_strerror(ret));
+            FAIL("rank 1's %s: %s", name, ucoll_strerror(ret));
         }
         go = 1;
         OK(ucoll_send(&go, 1, UCOLL_INT32, 0, 9, world));
@@ -413,10 +385,10 @@ int main(int argc, char **argv)
         return run_unwaited(ctx);
     }
     if (!strcmp(mode, "timeout-coll")) {
-        return run_timeout_coll(ctx, argc > 2 ? (size_t)atol(argv[2]) : 4);
+        return run_timeout_coll(ctx, argc > 2 ? (size_t)atol(argv[2]) : 4, 0);
     }
     if (!strcmp(mode, "timeout-gatherv")) {
-        return run_timeout_gatherv(ctx, argc > 2 ? (size_t)atol(argv[2]) : 4);
+        return run_timeout_coll(ctx, argc > 2 ? (size_t)atol(argv[2]) : 4, 1);
     }
     if (!strcmp(mode, "comm-free")) {
         return run_comm_free(ctx);
