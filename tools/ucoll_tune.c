@@ -534,12 +534,13 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
 
             snprintf(pt->dalgo, sizeof(pt->dalgo), "%s", d ? d->id : "-");
             pt->same = d && !strcmp(d->id, pt->algo) && prm.seg_size == pt->seg &&
-                       prm.radix == pt->radix && pt->way == 0;
+                       prm.radix == pt->radix && prm.shm_way == pt->way;
         }
         /* default against best, measured afresh and in alternation: the
          * best's own figure is the least of several noisy medians, biased
          * low, which would charge the default with noise. While the
-         * default's median stays within 1.00-1.12x the best's, two more
+         * default's median stays within 1.00-1.12x the best's (and they
+         * are not the same choice), two more
          * pairs at a time (up to FINAL_MAX): there a point's medians of 5
          * still moved by 5-10% from run to run, as much as the 5% a rule
          * must win by */
@@ -562,7 +563,7 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
                 if (rank == 0) {
                     double r = median(td, n) / median(tb, n);
 
-                    more = n < FINAL_MAX && r > 1.0 && r < 1.12;
+                    more = n < FINAL_MAX && !pt->same && r > 1.0 && r < 1.12;
                 }
                 ucoll_bcast(&more, sizeof(more), UCOLL_BYTE, 0, w);
             }
