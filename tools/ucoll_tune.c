@@ -12,7 +12,8 @@
  *       peers, which the runtime then does not add a second time).
  *   ucoll_tune OP[,OP...] [-o FILE] [--min-size B] [--max-size B] [--iters N]
  *       Run every algorithm of each operation that can serve, over sizes
- *       (powers of 4), three times in alternation (medians), with the
+ *       (powers of 4), three times in alternation (medians of
+ *       measurements of about 20 ms of calls each, 10-2000 calls), with the
  *       default parameters and, for the fastest, a few segment sizes,
  *       radices and shm ways; measure the default selection against the
  *       best again, in 5 to 15 alternations (more while the two are
@@ -37,13 +38,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_SIZES  32
 #define TAG_TIME   77
-#define REPS       3  /* measurements of each candidate, median taken */
-#define FINAL_REPS 5  /* default and best measured again, alternating, at least */
-#define FINAL_MAX  15 /* and at most, while the two stay close */
+#define REPS       3    /* measurements of each candidate, median taken */
+#define FINAL_REPS 5    /* default and best measured again, alternating, at least */
+#define FINAL_MAX  15   /* and at most, while the two stay close */
+#define MEASURE_S  0.02 /* seconds of calls a measurement lasts, about */
 
 static int rank, size;
 
@@ -367,6 +370,23 @@ static double measure(ucoll_ctx_t *ctx, const sweep_t *s, size_t bytes, int iter
     return max_at_root(w, t);
 }
 
+/* Calls per measurement at this size: enough for MEASURE_S seconds of
+ * the default selection (3 calls timed), within 10-2000. A measurement of
+ * 10 calls of 4 ms or less spanned only a few of the scheduler's slices
+ * where ranks outnumber cores, and the same one-shot allreduce (p = 3, 2
+ * MiB) measured 1.41x apart in alternation. The same on every rank. */
+static int iters_for(ucoll_ctx_t *ctx, ucoll_coll_t c, const sweep_t *s, size_t bytes)
+{
+    double t;
+    int iters;
+
+    set_params(ctx, c, NULL, 0, 0, 0);
+    t = measure(ctx, s, bytes, 3);
+    iters = t <= 0 || t >= 1e30 ? 10 : (int)UCOLL_MIN(UCOLL_MAX(MEASURE_S / t, 10.0), 2000.0);
+    ucoll_bcast(&iters, sizeof(iters), UCOLL_BYTE, 0, ucoll_comm_world(ctx));
+    return iters;
+}
+
 typedef struct {
     size_t bytes;
     char algo[32];
@@ -432,9 +452,7 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
     }
     for (size_t bytes = lo; bytes <= hi && np < MAX_SIZES; bytes *= 4) {
         point_t *pt = &pts[np++];
-        int iters = iters_opt
-                        ? iters_opt
-                        : (int)UCOLL_MIN(UCOLL_MAX(((size_t)4 << 20) / (bytes * size), 10), 300);
+        int iters = iters_opt;
         size_t len = 0;
         ucoll_coll_args_t a = {0};
 
@@ -448,6 +466,9 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
         a.count = elems(c, bytes);
         a.sbuf = s.sbuf;
         a.rbuf = s.rbuf;
+        if (iters == 0) {
+            iters = iters_for(ctx, c, &s, bytes);
+        }
         /* every algorithm REPS times, in alternation, the median of each:
          * a machine that drifts moves all of them alike */
         {
@@ -651,12 +672,23 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
     return 0;
 }
 
+/* Whether paths a and b name the same existing file. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+
+    return a && a[0] && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: ucoll_tune --calibrate [-o FILE]\n"
                "       ucoll_tune OP[,OP...] [-o FILE] [--min-size B] [--max-size B] [--iters N]\n"
                "  under a launcher; appends to FILE (default ucoll-tune.txt), for\n"
-               "  UCOLL_TUNE_FILE. OP: barrier bcast reduce allreduce gather scatter allgather\n"
+               "  UCOLL_TUNE_FILE; with UCOLL_TUNE_FILE set (another file), the sweep's default\n"
+               "  is the selection under its rules.\n"
+               "  OP: barrier bcast reduce allreduce gather scatter allgather\n"
                "  alltoall reduce_scatter_block scan exscan\n");
 }
 
@@ -696,9 +728,20 @@ int main(int argc, char **argv)
         return 2;
     }
     lo = UCOLL_MAX(lo, (size_t)4);
-    /* the sweep forces algorithms itself: a tuning file or forced
-     * algorithms from the environment would only be in the way */
-    unsetenv("UCOLL_TUNE_FILE");
+    /* The calibration measures the plain runtime. A sweep forces each
+     * candidate itself (a forced algorithm goes before any rule), and its
+     * "default" is what the runtime selects: with UCOLL_TUNE_FILE set,
+     * under that file's rules and model, which checks a tuning. Never the
+     * file being written: its ranks would read different rules. */
+    if (cal) {
+        unsetenv("UCOLL_TUNE_FILE");
+    } else if (same_file(getenv("UCOLL_TUNE_FILE"), out)) {
+        fprintf(stderr,
+                "ucoll_tune: UCOLL_TUNE_FILE is the output file %s; write the sweep's rules to "
+                "another (-o FILE)\n",
+                out);
+        return 2;
+    }
     if (ucoll_init(&ctx) != UCOLL_OK) {
         return 1;
     }

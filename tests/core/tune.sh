@@ -29,5 +29,16 @@ UCOLL_TUNE_FILE=$f UCOLL_LOG_LEVEL=warn "$ucollrun" -n 3 --timeout 120 "$prog" 3
 if [ $? != 0 ] || grep -q "cannot parse" "$tmp/out" || [ "$(grep -c ', 0 failed' "$tmp/out")" != 3 ]; then
     cat "$tmp/out"; echo "FAIL: a job with the tuning file"; fail=1
 fi
+# with a tuning file set, the sweep's "default" is the selection under its
+# rules (the check of a tuning); the file it writes must be another
+printf 'bcast:0-inf:@linear:np=2-2\n' >"$tmp/rules.txt"
+out=$(UCOLL_TUNE_FILE=$tmp/rules.txt "$ucollrun" -n 2 --timeout 120 -x UCOLL_TUNE_FILE "$tune" bcast \
+      --max-size 64 --iters 20 -o "$tmp/out.txt" 2>&1)
+n=$(echo "$out" | grep -c 'default/best')
+[ "$n" -gt 0 ] && [ "$(echo "$out" | grep -c 'default linear ')" = "$n" ] ||
+    { echo "$out"; echo "FAIL: the sweep's default does not follow UCOLL_TUNE_FILE's rule"; fail=1; }
+UCOLL_TUNE_FILE=$tmp/rules.txt "$ucollrun" -n 2 --timeout 120 -x UCOLL_TUNE_FILE "$tune" bcast \
+    --max-size 64 --iters 20 -o "$tmp/rules.txt" >"$tmp/out" 2>&1 &&
+    { cat "$tmp/out"; echo "FAIL: the sweep wrote into the tuning file it reads"; fail=1; }
 [ $fail = 0 ] && echo "ok: ucoll_tune"
 exit $fail
