@@ -98,6 +98,14 @@
  * measured 0.82-0.88x one-shot's time at p = 3 from 64 to 128 KiB. */
 #define ROOTPIPE_OVERSUB_MIN (256 * 1024)
 
+/* Smallest chunk the pipelined-to-root way cuts a vector into that a
+ * quarter slot holds whole: with the 4 MiB areas of oversubscribed nodes
+ * (2 MiB slots) a reduce of 512 KiB went as one chunk, with no overlap;
+ * in two of 256 KiB it took 0.92x the time at p = 3 and 4 (slowest rank,
+ * 7 alternations), where 256 KiB in two of 128 KiB took 1.14x at p = 3
+ * (0.95x at p = 4). */
+#define ROOTPIPE_SPLIT_MIN (256 * 1024)
+
 /* op->aux: the way; op->root: the reduce's root, or -1 (pipelined: the engine's
  * form and slot stride instead, see ucoll__allreduce_shm_start). */
 enum { WAY_ONESHOT = 0, WAY_SLICED = 1, WAY_ROOTPIPE = 2, WAY_ALLPIPE = 3 };
@@ -172,7 +180,9 @@ static double rootpipe_time(const ucoll_coll_args_t *a, int p, const ucoll_model
  * slot, a half and a quarter of it (smaller chunks lost here: 64 KiB ones
  * made 1-4 MiB at p = 2 1.1-1.4x slower than 128-512 KiB ones, whose
  * times were alike but at 512 KiB, which a whole slot cut in two unequal
- * chunks); 0 where the positions of one call would run out. */
+ * chunks), and halves of those down to half the vector while they stay
+ * ROOTPIPE_SPLIT_MIN or more; 0 where the positions of one call would run
+ * out. */
 static size_t rootpipe_chunk(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
                              const ucoll_model_t *m)
 {
@@ -186,7 +196,9 @@ static size_t rootpipe_chunk(const ucoll_coll_args_t *a, int p, const ucoll_algo
         ce = UCOLL_MIN(ce, UCOLL_MAX(prm->seg_size / es, (size_t)1));
     } else {
         best = ce;
-        for (int h = 0; h < 2 && ce * es >= 8192 && ce > 1; h++) {
+        for (int h = 0; ce * es >= 8192 && ce > 1 &&
+                        (h < 2 || (ce > a->count / 2 && ce / 2 * es >= ROOTPIPE_SPLIT_MIN));
+             h++) {
             ce /= 2;
             if (rootpipe_time(a, p, m, ce) < rootpipe_time(a, p, m, best)) {
                 best = ce;
