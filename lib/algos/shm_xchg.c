@@ -45,13 +45,16 @@
 
 #define ALIGN64(_x) (((_x) + 63) & ~(size_t)63)
 
-/* Bytes of a piece by default (UCOLL_SEGMENT_SIZE sets it): the chunks stay
- * in the caches between the copy in and the read out. Measured for
- * reduce_scatter_block at p = 2, 512 KiB - 8 MiB (medians of 3): 128 KiB
- * pieces took 0.50-0.91x the time of the 256 KiB ones a 1 MiB region
- * allows, and 0.60x pairwise's at 1 MiB; 16-64 KiB pieces were slower; at
- * p = 4, 64 and 128 KiB alike. */
-#define XCHG_PIECE (128 * 1024)
+/* Bytes of a piece by default (UCOLL_SEGMENT_SIZE sets it), where every
+ * rank has a processing unit (two slots; else see xchg_slots): at most
+ * what the region allows, 256 KiB at p = 2 with 1 MiB regions. Measured
+ * for reduce_scatter_block at p = 2 (slowest rank, 7 alternations):
+ * 256 KiB pieces took 0.90-0.97x the time of 128 KiB ones from 512 KiB
+ * to 8 MiB, and ucoll_tune chose them at 1-32 MiB in three sweeps. An
+ * earlier measurement (medians of 3) had found 128 KiB pieces 0.50-0.91x
+ * the time of 256 KiB ones; the two placements of this machine's two
+ * virtual cores (8-byte ping-pong 0.13 or 0.55 us) move such figures. */
+#define XCHG_PIECE (256 * 1024)
 
 /* The same for alltoall's copies (nothing to reduce: a piece is copied in
  * and out once each, and fewer, longer pieces halve the waits). Measured
