@@ -99,12 +99,16 @@
 #define ROOTPIPE_OVERSUB_MIN (256 * 1024)
 
 /* Smallest chunk the pipelined-to-root way cuts a vector into that a
- * quarter slot holds whole: with the 4 MiB areas of oversubscribed nodes
- * (2 MiB slots) a reduce of 512 KiB went as one chunk, with no overlap;
- * in two of 256 KiB it took 0.92x the time at p = 3 and 4 (slowest rank,
- * 7 alternations), where 256 KiB in two of 128 KiB took 1.14x at p = 3
- * (0.95x at p = 4). */
-#define ROOTPIPE_SPLIT_MIN (256 * 1024)
+ * quarter slot holds whole, where ranks outnumber processing units, and
+ * where each has one. Measured (slowest rank, 7 alternations): with the 4
+ * MiB areas of oversubscribed nodes (2 MiB slots) a reduce of 512 KiB went
+ * as one chunk, with no overlap; in two of 256 KiB it took 0.92x the time
+ * at p = 3 and 4, where 256 KiB in two of 128 KiB took 1.14x at p = 3
+ * (0.95x at p = 4). At p = 2 (512 KiB slots), 32-128 KiB went as one
+ * chunk: in chunks of 16 or 32 KiB they took 0.86-0.93x the time (8 KiB
+ * chunks were slower again, 1.06-1.13x 16 KiB ones). */
+#define ROOTPIPE_SPLIT_MIN      (256 * 1024)
+#define ROOTPIPE_SPLIT_MIN_CORE (16 * 1024)
 
 /* op->aux: the way; op->root: the reduce's root, or -1 (pipelined: the engine's
  * form and slot stride instead, see ucoll__allreduce_shm_start). */
@@ -187,6 +191,7 @@ static size_t rootpipe_chunk(const ucoll_coll_args_t *a, int p, const ucoll_algo
                              const ucoll_model_t *m)
 {
     size_t es = a->esize, slot = (prm->shm_data / 2) & ~(size_t)63, ce, best;
+    size_t split_min = m->wake > 0 ? ROOTPIPE_SPLIT_MIN : ROOTPIPE_SPLIT_MIN_CORE;
 
     if (slot < es || a->count == 0) {
         return 0;
@@ -197,7 +202,7 @@ static size_t rootpipe_chunk(const ucoll_coll_args_t *a, int p, const ucoll_algo
     } else {
         best = ce;
         for (int h = 0; ce * es >= 8192 && ce > 1 &&
-                        (h < 2 || (ce > a->count / 2 && ce / 2 * es >= ROOTPIPE_SPLIT_MIN));
+                        (h < 2 || (ce > a->count / 2 && ce / 2 * es >= split_min));
              h++) {
             ce /= 2;
             if (rootpipe_time(a, p, m, ce) < rootpipe_time(a, p, m, best)) {
