@@ -59,8 +59,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <ucoll.h>
@@ -1351,6 +1353,31 @@ static std::pair<int, int> launcher_rank_size()
     return rs;
 }
 
+/* (rank, size, token) of this process in the job of its PMIx launcher: the
+ * token is 16 hex digits drawn by rank 0 and broadcast to all ranks, the
+ * same in every rank and new in every job, where the PMIx namespace may
+ * repeat (ucollrun's and mpirun's carry the launcher's process id). */
+static std::tuple<int, int, std::string> launcher_job()
+{
+    ucoll_ctx_t *ctx = nullptr;
+    int st = ucoll_init(&ctx);
+    TORCH_CHECK(st == UCOLL_OK, "ucoll: ucoll_init failed: ", ucoll_strerror(st));
+    ucoll_comm_t *world = ucoll_comm_world(ctx);
+    const int rank = ucoll_comm_rank(world), size = ucoll_comm_size(world);
+    uint64_t token = 0;
+    if (rank == 0) {
+        std::random_device rd;
+        token = ((uint64_t)rd() << 32) ^ rd() ^
+                (uint64_t)std::chrono::steady_clock::now().time_since_epoch().count();
+    }
+    st = ucoll_bcast(&token, 1, UCOLL_UINT64, 0, world);
+    ucoll_finalize(ctx);
+    TORCH_CHECK(st == UCOLL_OK, "ucoll: broadcast of the job token failed: ", ucoll_strerror(st));
+    char hex[17];
+    snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)token);
+    return std::make_tuple(rank, size, std::string(hex));
+}
+
 } // namespace ucoll_torch
 
 PYBIND11_MODULE(_ucoll_torch, m)
@@ -1370,5 +1397,8 @@ PYBIND11_MODULE(_ucoll_torch, m)
           "Creator function for torch.distributed.Backend.register_backend");
     m.def("launcher_rank_size", &launcher_rank_size, py::call_guard<py::gil_scoped_release>(),
           "(rank, size) of this process from its PMIx launcher, (0, 1) without one");
+    m.def("launcher_job", &launcher_job, py::call_guard<py::gil_scoped_release>(),
+          "(rank, size, token) of this process from its PMIx launcher; the token is "
+          "the same in every rank of a job and new in every job");
     m.attr("ucoll_version") = ucoll_version();
 }

@@ -59,17 +59,22 @@ def init_process_group(backend=BACKEND, timeout=datetime.timedelta(minutes=30), 
 
     Under torchrun (MASTER_ADDR set) this is the env:// rendezvous. Under a
     PMIx launcher on one node (ucollrun -n N) the ranks meet in a FileStore
-    named after the PMIx namespace (unique per job) in the temporary
-    directory; torch removes the file when the last rank is done with it.
-    Returns (rank, world size).
+    in the temporary directory, named after the PMIx namespace and a token
+    that rank 0 draws and broadcasts over ucoll. The namespace alone would
+    not do: it carries the launcher's process id, which comes round again,
+    and a file a killed job left behind holds its keys and counters. torch
+    removes the file when the last rank is done with it. Returns (rank,
+    world size).
     """
     env = os.environ
     if "MASTER_ADDR" in env or "PMIX_RANK" not in env:
         dist.init_process_group(backend, timeout=timeout, **kwargs)
         return dist.get_rank(), dist.get_world_size()
-    rank, size = launcher_rank_size()
+    rank, size, token = _ucoll_torch.launcher_job()
+    if "WORLD_SIZE" in env:
+        size = int(env["WORLD_SIZE"])
     ns = re.sub(r"[^A-Za-z0-9_.-]", "_", env.get("PMIX_NAMESPACE", "job"))
-    path = os.path.join(tempfile.gettempdir(), "ucoll-torch-store-" + ns)
+    path = os.path.join(tempfile.gettempdir(), f"ucoll-torch-store-{ns}-{token}")
     store = dist.FileStore(path, size)
     dist.init_process_group(backend, store=store, rank=rank, world_size=size,
                             timeout=timeout, **kwargs)

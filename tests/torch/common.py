@@ -13,7 +13,7 @@ import torch.distributed as dist
 
 import ucoll.torch as ucoll_torch
 
-TIMEOUT = datetime.timedelta(seconds=float(os.environ.get("UCOLL_TORCH_TEST_TIMEOUT", "120")))
+TIMEOUT = datetime.timedelta(seconds=float(os.environ.get("TORCH_TEST_TIMEOUT", "120")))
 
 
 def setup(backend="ucoll"):

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# repeat_ns.sh UCOLLRUN N SCRIPT: two ucollrun jobs with the same PMIx
+# namespace, the first leaving its torch FileStore behind (see repeat_ns.py).
+# Each job runs in a fresh PID namespace (unshare -p, as root), where
+# ucollrun is the first child of the shell, hence the same process id and
+# namespace both times; the jobs' temporary files go to a directory of the
+# test's own, removed at the end. Skips (77) without torch, the extension or
+# unshare's PID namespaces.
+set -uo pipefail
+ucollrun=$1 n=$2 script=$3
+here=$(cd "$(dirname "$0")" && pwd)
+if ! unshare -p -f --mount-proc true 2>/dev/null; then
+  echo "SKIP: no PID namespaces here (unshare -p needs root)"
+  exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export TMPDIR=$tmp TORCH_TEST_TIMEOUT=${TORCH_TEST_TIMEOUT:-30}
+export TORCH_TEST_LIMIT=${TORCH_TEST_LIMIT:-90}
+job() {
+  # "; exit $?" keeps sh from exec'ing ucollrun, so ucollrun is pid 2
+  unshare -p -f --mount-proc sh -c '"$@"; exit $?' sh \
+    "$here/run_torch.sh" ucollrun "$ucollrun" "$n" "$script" "$1"
+}
+job leave || { echo "FAIL: the first job failed"; exit 1; }
+left=$(find "$tmp" -maxdepth 1 -name 'ucoll-torch-store-*' | wc -l)
+echo "store files the first job left: $left"
+if [[ $left -lt 1 ]]; then
+  echo "FAIL: the first job left no store file; the test tests nothing"
+  exit 1
+fi
+job reuse || { echo "FAIL: a job whose namespace repeats failed"; exit 1; }
+echo "PASS"
