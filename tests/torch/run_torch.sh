@@ -25,15 +25,22 @@ if ! compgen -G "$pkg/_ucoll_torch*.so" >/dev/null; then
   exit 77
 fi
 export OMP_NUM_THREADS=1 UCOLL_WAIT=${UCOLL_WAIT:-block}
+# the job's temporary files (the FileStore under ucollrun) in a directory of
+# the test's own: a rank that ends with os._exit leaves its store behind
+[[ -n ${TORCH_TEST_KEEP_TMPDIR:-} ]] || {
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  export TMPDIR=$tmp
+}
 case $kind in
 torchrun)
   port=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  exec timeout -k 5 "$limit" $PY -m torch.distributed.run --nnodes 1 --nproc_per_node "$n" \
+  timeout -k 5 "$limit" $PY -m torch.distributed.run --nnodes 1 --nproc_per_node "$n" \
     --rdzv_backend c10d --rdzv_endpoint "127.0.0.1:$port" --rdzv_id "test$$" \
     --redirects 1 --tee 1 "$script" "$@"
   ;;
 ucollrun)
-  exec "$ucollrun" -n "$n" --timeout "$limit" $PY "$script" "$@"
+  "$ucollrun" -n "$n" --timeout "$limit" $PY "$script" "$@"
   ;;
 *)
   echo "run_torch.sh: unknown launcher $kind" >&2
