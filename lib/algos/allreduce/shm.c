@@ -179,6 +179,18 @@ static double rootpipe_time(const ucoll_coll_args_t *a, int p, const ucoll_model
            (n - 1) * UCOLL_MAX(c * lam, red);
 }
 
+/* Whether rootpipe_chunk weighs half of a chunk of ce elements after h
+ * halvings: never below 8 KiB; the first two halvings of a slot always;
+ * further ones while the chunk holds more than half the vector and its half
+ * stays split_min bytes or more. */
+static int rootpipe_halve(int h, size_t ce, size_t es, size_t count, size_t split_min)
+{
+    if (ce <= 1 || ce * es < 8192) {
+        return 0;
+    }
+    return h < 2 || (ce > count / 2 && ce / 2 * es >= split_min);
+}
+
 /* Elements per chunk of the pipelined-to-root way: two fit the data area;
  * the segment size when set, else the quickest under the model of a
  * slot, a half and a quarter of it (smaller chunks lost here: 64 KiB ones
@@ -201,9 +213,7 @@ static size_t rootpipe_chunk(const ucoll_coll_args_t *a, int p, const ucoll_algo
         ce = UCOLL_MIN(ce, UCOLL_MAX(prm->seg_size / es, (size_t)1));
     } else {
         best = ce;
-        for (int h = 0; ce * es >= 8192 && ce > 1 &&
-                        (h < 2 || (ce > a->count / 2 && ce / 2 * es >= split_min));
-             h++) {
+        for (int h = 0; rootpipe_halve(h, ce, es, a->count, split_min); h++) {
             ce /= 2;
             if (rootpipe_time(a, p, m, ce) < rootpipe_time(a, p, m, best)) {
                 best = ce;
