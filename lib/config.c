@@ -138,7 +138,8 @@ static const cfg_row_t cfg_table[] = {
     {"SHM_WAY", CFG_ENUM, "auto",
      "way of the shared-memory reduce and allreduce rows: auto (the model's), oneshot, sliced, "
      "root (pipelined to the root; reduce), pipelined (allreduce); a way the call cannot take "
-     "falls back to the model's",
+     "falls back to the model's; it does not select the shm row (UCOLL_ALLREDUCE_ALGO=shm "
+     "or UCOLL_REDUCE_ALGO=shm does)",
      OFF(shm_way), ucoll__shm_way_names},
     ALGO_ROW(BARRIER, "barrier"),
     ALGO_ROW(BCAST, "bcast"),
