@@ -1339,24 +1339,12 @@ create_process_group(const c10::intrusive_ptr<c10d::Store> &store, int rank, int
     return c10::make_intrusive<ProcessGroupUcoll>(store, rank, size, timeout);
 }
 
-/* Rank and size of this process in the job of its PMIx launcher (ucollrun,
- * mpirun, srun), or (0, 1) without one: a ucoll context made and finalized
- * on the spot. */
-static std::pair<int, int> launcher_rank_size()
-{
-    ucoll_ctx_t *ctx = nullptr;
-    const int st = ucoll_init(&ctx);
-    TORCH_CHECK(st == UCOLL_OK, "ucoll: ucoll_init failed: ", ucoll_strerror(st));
-    ucoll_comm_t *world = ucoll_comm_world(ctx);
-    std::pair<int, int> rs(ucoll_comm_rank(world), ucoll_comm_size(world));
-    ucoll_finalize(ctx);
-    return rs;
-}
-
-/* (rank, size, token) of this process in the job of its PMIx launcher: the
- * token is 16 hex digits drawn by rank 0 and broadcast to all ranks, the
- * same in every rank and new in every job, where the PMIx namespace may
- * repeat (ucollrun's and mpirun's carry the launcher's process id). */
+/* (rank, size, token) of this process in the job of its PMIx launcher
+ * (ucollrun, mpirun, srun), from a ucoll context made and finalized on the
+ * spot; (0, 1, token) without one. The token is 16 hex digits drawn by rank
+ * 0 and broadcast to all ranks: the same in every rank and new in every
+ * job, where the PMIx namespace may repeat (ucollrun's and mpirun's carry
+ * the launcher's process id). */
 static std::tuple<int, int, std::string> launcher_job()
 {
     ucoll_ctx_t *ctx = nullptr;
@@ -1395,8 +1383,6 @@ PYBIND11_MODULE(_ucoll_torch, m)
     m.def("create_process_group", &create_process_group, py::arg("store"), py::arg("rank"),
           py::arg("size"), py::arg("timeout"), py::call_guard<py::gil_scoped_release>(),
           "Creator function for torch.distributed.Backend.register_backend");
-    m.def("launcher_rank_size", &launcher_rank_size, py::call_guard<py::gil_scoped_release>(),
-          "(rank, size) of this process from its PMIx launcher, (0, 1) without one");
     m.def("launcher_job", &launcher_job, py::call_guard<py::gil_scoped_release>(),
           "(rank, size, token) of this process from its PMIx launcher; the token is "
           "the same in every rank of a job and new in every job");

@@ -50,7 +50,7 @@ def launcher_rank_size():
     if "PMIX_RANK" in env:
         if "WORLD_SIZE" in env:
             return int(env["PMIX_RANK"]), int(env["WORLD_SIZE"])
-        return _ucoll_torch.launcher_rank_size()
+        return _ucoll_torch.launcher_job()[:2]
     return 0, 1
 
 

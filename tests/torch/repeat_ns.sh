@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # repeat_ns.sh UCOLLRUN N SCRIPT: two ucollrun jobs with the same PMIx
 # namespace, the first leaving its torch FileStore behind (see repeat_ns.py).
-# Each job runs in a fresh PID namespace (unshare -p, as root), where
-# ucollrun is the first child of the shell, hence the same process id and
-# namespace both times; the jobs' temporary files go to a directory of the
+# Each job runs in a fresh PID namespace (unshare -p, as root), where the
+# same commands give ucollrun the same process id, hence the same namespace,
+# both times (checked); the jobs' temporary files go to a directory of the
 # test's own, removed at the end. Skips (77) without torch, the extension or
 # unshare's PID namespaces.
 set -uo pipefail

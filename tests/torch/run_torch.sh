@@ -27,6 +27,7 @@ fi
 export OMP_NUM_THREADS=1 UCOLL_WAIT=${UCOLL_WAIT:-block}
 # the job's temporary files (the FileStore under ucollrun) in a directory of
 # the test's own: a rank that ends with os._exit leaves its store behind
+# (TORCH_TEST_KEEP_TMPDIR set: the caller's TMPDIR, which repeat_ns.sh reads)
 [[ -n ${TORCH_TEST_KEEP_TMPDIR:-} ]] || {
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
