@@ -399,7 +399,7 @@ typedef struct {
     int reps;                 /* pairs of default and best measured */
     int iters;                /* calls a measurement of this size makes */
     double dflt2, again2;     /* the later look (dflt2 0: not taken) */
-    int reps2;
+    int reps2;                /* its pairs */
     char dalgo[32];           /* the default selection's algorithm */
     int same;                 /* the default chose the best's algorithm and parameters */
     char others[512];         /* the measured times, for the comment */
