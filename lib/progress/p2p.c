@@ -111,6 +111,7 @@ struct ucoll_p2p {
     int closed;             /* finalizing: new operations fail at once ... */
     int closed_status;      /* ... with this */
     ucoll_list_t deferred;  /* RNDV_AM receives to fetch after progress */
+    ucoll_list_t discard;   /* messages to discard after progress (msg_drop) */
     ucoll_rcache_t *rcache; /* RNDV_GET send buffers; created on first use */
     size_t credit_batch;
     p2p_handle_t *handles; /* rendezvous sends waiting for CTS/FIN */
@@ -376,6 +377,19 @@ static void msg_discard(ucoll_p2p_t *p, p2p_msg_t *msg)
     msg_free(p, msg);
 }
 
+/* msg_discard, but for an AM rendezvous descriptor found inside UCX
+ * progress (where it is neither fetched nor released): then after the
+ * progress, by p2p_progress. */
+static void msg_drop(ucoll_p2p_t *p, p2p_msg_t *msg)
+{
+    if (msg->desc && ucoll__tl_progressing(p->tl)) {
+        ucoll_list_add_tail(&p->discard, &msg->match.link);
+        p->ctx->net_deferred = 1;
+        return;
+    }
+    msg_discard(p, msg);
+}
+
 /* Whether matching space ctx_id belongs to a communicator this process has
  * freed: its id was handed out here (ids only grow, and every member of a
  * new communicator moves past its id: lib/comm_split.c) and no live
@@ -396,6 +410,32 @@ static int comm_retired(const ucoll_p2p_t *p, uint32_t ctx_id)
         }
     }
     return 1;
+}
+
+static int comm_has_failed(ucoll_p2p_t *p, const ucoll_comm_t *comm, int only);
+
+/* Whether matching space ctx_id is the collective space of a live
+ * communicator one of whose members has failed. No collective on it can
+ * complete (a new one fails at start, a running one is withdrawn), so no
+ * receive will ever take such a message; kept, it would hold its sender:
+ * an AM rendezvous send completes only when its descriptor is taken or
+ * released, a tagged one only on an answer to its announcement. */
+static int coll_space_dead(ucoll_p2p_t *p, uint32_t ctx_id)
+{
+    const ucoll_list_t *pos;
+
+    if (p->nfailed == 0 || (ctx_id & 1) != UCOLL_SPACE_COLL) {
+        return 0;
+    }
+    ucoll_list_for_each(pos, &p->ctx->comms)
+    {
+        const ucoll_comm_t *comm = ucoll_container_of(pos, ucoll_comm_t, link);
+
+        if (ucoll__comm_owns_id(comm, ctx_id / 2)) {
+            return comm_has_failed(p, ucoll__comm_scope(comm), -1);
+        }
+    }
+    return 0;
 }
 
 static void fill_hdr(ucoll_p2p_t *p, ucoll_req_t *req, wire_hdr_t *h, int proto)
@@ -886,7 +926,9 @@ static void deliver(ucoll_p2p_t *p, p2p_msg_t *msg)
         ucoll__match_unpost(&p->match, e);
         start_recv(p, req, msg);
     } else if (ucoll_unlikely(comm_retired(p, h->ctx_id))) {
-        msg_discard(p, msg); /* sent before its sender freed the communicator too */
+        msg_drop(p, msg); /* sent before its sender freed the communicator too */
+    } else if (ucoll_unlikely(coll_space_dead(p, h->ctx_id))) {
+        msg_drop(p, msg); /* a collective that a failure ended, here or to come */
     } else if (ucoll__match_unexp_add(&p->match, &msg->match) != UCOLL_OK) {
         ucoll_error("out of memory queueing a message from rank %u: dropped", msg->rts.h.src_world);
         msg_free(p, msg);
@@ -1137,6 +1179,12 @@ static int recv_hit_by_failure(const ucoll_match_recv_t *e, void *arg)
                                       : req->u.p2p.world == f->rank;
 }
 
+/* Unexpected messages of collectives that a failure ended (coll_space_dead). */
+static int msg_coll_dead(const ucoll_match_msg_t *m, void *arg)
+{
+    return coll_space_dead(arg, m->ctx_id);
+}
+
 static void on_peer_failure(ucoll_ctx_t *ctx, int rank, int status)
 {
     ucoll_p2p_t *p = ctx->p2p;
@@ -1202,9 +1250,19 @@ static void on_peer_failure(ucoll_ctx_t *ctx, int rank, int status)
      * executor's runs; shared-memory ops see the failure themselves), and
      * every live rank hears of it, once from each rank that learns it (a
      * reliable broadcast: a report still goes round if its first teller
-     * dies while telling). Not while finalizing: ranks that leave then
+     * dies while telling). Their messages waiting here unexpected are
+     * discarded, answering their senders (coll_space_dead). Not while
+     * finalizing: ranks that leave then
      * close their endpoints, which is no news to anyone. */
     ucoll__exec_peer_failed(ctx, rank);
+    ucoll_list_init(&dead);
+    ucoll__match_unexp_take(&p->match, msg_coll_dead, p, &dead);
+    while (!ucoll_list_empty(&dead)) {
+        p2p_msg_t *msg = ucoll_list_first(&dead, p2p_msg_t, match.link);
+
+        ucoll_list_del(&msg->match.link);
+        msg_drop(p, msg);
+    }
     if (!ctx->finalizing && !p->closed && rank != ctx->rank) {
         for (int w = 0; w < ctx->size; w++) {
             if (w != ctx->rank && w != rank && !ucoll__tl_failed(ctx, w)) {
@@ -1409,6 +1467,12 @@ static int p2p_progress(ucoll_ctx_t *ctx)
             start_recv(p, req, msg);
             n++;
         }
+        while (!ucoll_list_empty(&p->discard)) {
+            msg = ucoll_list_first(&p->discard, p2p_msg_t, match.link);
+            ucoll_list_del(&msg->match.link);
+            msg_discard(p, msg);
+            n++;
+        }
         ctx->net_deferred = 0;
     }
     return n;
@@ -1434,6 +1498,7 @@ int ucoll__p2p_init(ucoll_ctx_t *ctx)
     p->tl = ctx->tl;
     ucoll__match_init(&p->match);
     ucoll_list_init(&p->deferred);
+    ucoll_list_init(&p->discard);
     p->handle_free = HANDLE_NONE;
     p->credit_batch = UCOLL_MAX(ctx->cfg.eager_credits / 4, (size_t)1);
     for (i = 0; i < ctx->size; i++) {
@@ -1593,6 +1658,10 @@ void ucoll__p2p_cleanup(ucoll_ctx_t *ctx)
     {
         ucoll_req_t *req = ucoll_container_of(pos, ucoll_req_t, link);
         msg_free(p, req->u.p2p.msg);
+    }
+    ucoll_list_for_each_safe(pos, tmp, &p->discard)
+    {
+        msg_free(p, ucoll_container_of(pos, p2p_msg_t, match.link));
     }
     ucoll_list_init(&unexp);
     ucoll__match_unexp_take(&p->match, NULL, NULL, &unexp);
