@@ -390,6 +390,21 @@ static void msg_drop(ucoll_p2p_t *p, p2p_msg_t *msg)
     msg_discard(p, msg);
 }
 
+/* Drop (msg_drop) every unexpected message that pred(msg, arg) selects. */
+static void unexp_drop(ucoll_p2p_t *p, int (*pred)(const ucoll_match_msg_t *, void *), void *arg)
+{
+    ucoll_list_t drop;
+
+    ucoll_list_init(&drop);
+    ucoll__match_unexp_take(&p->match, pred, arg, &drop);
+    while (!ucoll_list_empty(&drop)) {
+        p2p_msg_t *msg = ucoll_list_first(&drop, p2p_msg_t, match.link);
+
+        ucoll_list_del(&msg->match.link);
+        msg_drop(p, msg);
+    }
+}
+
 /* Whether matching space ctx_id belongs to a communicator this process has
  * freed: its id was handed out here (ids only grow, and every member of a
  * new communicator moves past its id: lib/comm_split.c) and no live
@@ -1252,17 +1267,10 @@ static void on_peer_failure(ucoll_ctx_t *ctx, int rank, int status)
      * reliable broadcast: a report still goes round if its first teller
      * dies while telling). Their messages waiting here unexpected are
      * discarded, answering their senders (coll_space_dead). Not while
-     * finalizing: ranks that leave then
-     * close their endpoints, which is no news to anyone. */
+     * finalizing: ranks that leave then close their endpoints, which is
+     * no news to anyone. */
     ucoll__exec_peer_failed(ctx, rank);
-    ucoll_list_init(&dead);
-    ucoll__match_unexp_take(&p->match, msg_coll_dead, p, &dead);
-    while (!ucoll_list_empty(&dead)) {
-        p2p_msg_t *msg = ucoll_list_first(&dead, p2p_msg_t, match.link);
-
-        ucoll_list_del(&msg->match.link);
-        msg_drop(p, msg);
-    }
+    unexp_drop(p, msg_coll_dead, p);
     if (!ctx->finalizing && !p->closed && rank != ctx->rank) {
         for (int w = 0; w < ctx->size; w++) {
             if (w != ctx->rank && w != rank && !ucoll__tl_failed(ctx, w)) {
@@ -1433,18 +1441,9 @@ static int msg_on_comm(const ucoll_match_msg_t *m, void *arg)
 void ucoll__p2p_comm_drop(ucoll_comm_t *comm)
 {
     ucoll_p2p_t *p = comm->ctx->p2p;
-    ucoll_list_t unexp;
 
-    if (p == NULL) {
-        return;
-    }
-    ucoll_list_init(&unexp);
-    ucoll__match_unexp_take(&p->match, msg_on_comm, comm, &unexp);
-    while (!ucoll_list_empty(&unexp)) {
-        p2p_msg_t *msg = ucoll_list_first(&unexp, p2p_msg_t, match.link);
-
-        ucoll_list_del(&msg->match.link);
-        msg_discard(p, msg);
+    if (p != NULL) {
+        unexp_drop(p, msg_on_comm, comm);
     }
 }
 
