@@ -630,7 +630,7 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
      * on the machine moves one stretch of time: at p = 2 it once had a
      * 32 KiB allreduce measure 7.8 us by shm (4.3-5.0 in three other runs)
      * and 10.6 against 7.8 by rabenseifner in the pairs, which then won a
-     * rule for an algorithm that measured 1.6x the default's time in other
+     * rule for an algorithm that measured 1.4x the default's time in other
      * jobs. */
     for (int i = 0; i < np; i++) {
         point_t *pt = &pts[i];
