@@ -427,7 +427,21 @@ static int comm_retired(const ucoll_p2p_t *p, uint32_t ctx_id)
     return 1;
 }
 
-static int comm_has_failed(ucoll_p2p_t *p, const ucoll_comm_t *comm, int only);
+static int comm_has_failed(ucoll_p2p_t *p, const ucoll_comm_t *comm, int only)
+{
+    int r, w;
+
+    if (p->nfailed == 0) {
+        return 0;
+    }
+    for (r = 0; r < comm->size; r++) {
+        w = ucoll__comm_world_rank(comm, r);
+        if (only >= 0 ? w == only : ucoll__tl_failed(p->ctx, w)) {
+            return 1;
+        }
+    }
+    return 0;
+}
 
 /* Whether matching space ctx_id is the collective space of a live
  * communicator one of whose members has failed. No collective on it can
@@ -858,22 +872,6 @@ static void start_recv(ucoll_p2p_t *p, ucoll_req_t *req, p2p_msg_t *msg)
         msg_free(p, msg);
         ucoll__req_complete(req, UCOLL_ERR_TRANSPORT);
     }
-}
-
-static int comm_has_failed(ucoll_p2p_t *p, const ucoll_comm_t *comm, int only)
-{
-    int r, w;
-
-    if (p->nfailed == 0) {
-        return 0;
-    }
-    for (r = 0; r < comm->size; r++) {
-        w = ucoll__comm_world_rank(comm, r);
-        if (only >= 0 ? w == only : ucoll__tl_failed(p->ctx, w)) {
-            return 1;
-        }
-    }
-    return 0;
 }
 
 /* Post receive req (kind RECV; comm, buf, bytes, peer, tag set). */
