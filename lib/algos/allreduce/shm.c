@@ -12,17 +12,23 @@
  *
  * sliced (larger): the vector goes in chunks that fit a region as input
  * plus a 1/p result slice; chunk k takes three steps:
- *   A  (pos 3k+1) copy the chunk of the input into the region, once every
- *      rank is through reading the previous chunk's (pos 3k-1);
+ *   A  (pos 3k+1) copy the chunk of the input into the region, but for
+ *      this rank's own slice, which no other rank reads, once every rank is
+ *      through reading the previous chunk's (pos 3k-1);
  *   B  (pos 3k+2) once every input is there, reduce this rank's slice of
- *      the chunk, reading every region in place, into its result slot;
+ *      the chunk, reading every other region in place and its own input
+ *      from sbuf, into its result slot;
  *   C  (pos 3k+3) once every slice is reduced, copy all slices into rbuf
  *      (reduce: the root only; the others just move on).
  * A rank's result slot is rewritten in B of chunk k+1 only after every
  * rank has reached 3k+4, i.e. finished C of chunk k.
  *   Cost: 3n·α_shm + m·λ + ((p-1)/p)·m·(γ + 2λ), n = chunks (the wake-up
  *   of descheduled peers, when ranks outnumber processing units, counted
- *   for the first chunk only).
+ *   for the first chunk only). The copy in is (p-1)/p·m since a rank's
+ *   own slice stays in sbuf (0.95-0.99x the time at p = 4, 4-16 MiB, 5
+ *   alternations), but the charge keeps m·λ: the cross-overs with the
+ *   pipelined ways were set against it, and the model already
+ *   undercharged this way against the pipelined one at p = 2.
  *
  * pipelined to the root (reduce only): the region's data area is two
  * slots; the others copy chunk k of their input into slot k mod 2 and
@@ -337,17 +343,20 @@ double ucoll__allreduce_shm_cost(const ucoll_coll_args_t *a, int p, const ucoll_
 }
 
 /* dst = in_0 op in_1 op ... op in_{p-1}, n elements at byte offset off of
- * every rank's area (area(r) + off). */
-static void reduce_all(const ucoll_shm_op_t *op, void *dst, int inline_, size_t off, size_t n)
+ * every rank's area (area(r) + off), but rank `own_rank`'s input read from
+ * `own` (no rank when own_rank < 0). */
+static void reduce_all(const ucoll_shm_op_t *op, void *dst, int inline_, size_t off, size_t n,
+                       int own_rank, const void *own)
 {
     const ucoll_shm_t *sh = op->sh;
     char *(*area)(const ucoll_shm_t *, int) = inline_ ? ucoll__shm_inline : ucoll__shm_data;
+#define IN(_r) ((_r) == own_rank ? own : (const void *)(area(sh, (_r)) + off))
 
-    ucoll__reduce(dst, area(sh, 0) + off, area(sh, 1) + off, n, (ucoll_dtype_t)op->dt,
-                  (ucoll_op_t)op->op);
+    ucoll__reduce(dst, IN(0), IN(1), n, (ucoll_dtype_t)op->dt, (ucoll_op_t)op->op);
     for (int r = 2; r < sh->p; r++) {
-        ucoll__reduce(dst, dst, area(sh, r) + off, n, (ucoll_dtype_t)op->dt, (ucoll_op_t)op->op);
+        ucoll__reduce(dst, dst, IN(r), n, (ucoll_dtype_t)op->dt, (ucoll_op_t)op->op);
     }
+#undef IN
 }
 
 static int oneshot_poll(ucoll_shm_op_t *op)
@@ -374,7 +383,7 @@ static int oneshot_poll(ucoll_shm_op_t *op)
     if (!ucoll__shm_all_reached(op, ucoll__shm_pos(s, 1))) {
         return UCOLL_SHM_AGAIN;
     }
-    reduce_all(op, op->rbuf, inl, 0, op->count);
+    reduce_all(op, op->rbuf, inl, 0, op->count, -1, NULL);
     ucoll__shm_post(sh, ucoll__shm_end(s));
     return UCOLL_OK;
 }
@@ -392,14 +401,20 @@ static int sliced_poll(ucoll_shm_op_t *op)
         size_t off = (size_t)k * ce, len = UCOLL_MIN(ce, op->count - off);
 
         switch (op->phase) {
-        case 0: /* A: my chunk of input into my region */
+        case 0: { /* A: my chunk of input into my region, but my own slice */
+            size_t so = ucoll__block_offset(len, p, me), sc = ucoll__block_count(len, p, me);
+            const char *in = (const char *)op->sbuf + off * es;
+
             if (!ucoll__shm_all_reached(op, k == 0 ? ucoll__shm_end(s - 1)
                                                    : ucoll__shm_pos(s, 3 * k - 1))) {
                 return UCOLL_SHM_AGAIN;
             }
-            ucoll__shm_copy(ucoll__shm_data(sh, me), (const char *)op->sbuf + off * es, len * es);
+            ucoll__shm_copy(ucoll__shm_data(sh, me), in, so * es);
+            ucoll__shm_copy(ucoll__shm_data(sh, me) + (so + sc) * es, in + (so + sc) * es,
+                            (len - so - sc) * es);
             ucoll__shm_post(sh, ucoll__shm_pos(s, 3 * k + 1));
             op->phase = 1;
+        }
             /* fall through */
         case 1: { /* B: my slice, reduced over every region */
             size_t so = ucoll__block_offset(len, p, me), sc = ucoll__block_count(len, p, me);
@@ -408,7 +423,8 @@ static int sliced_poll(ucoll_shm_op_t *op)
                 return UCOLL_SHM_AGAIN;
             }
             if (sc) {
-                reduce_all(op, ucoll__shm_data(sh, me) + res_off, 0, so * es, sc);
+                reduce_all(op, ucoll__shm_data(sh, me) + res_off, 0, so * es, sc, me,
+                           (const char *)op->sbuf + (off + so) * es);
             }
             ucoll__shm_post(sh, ucoll__shm_pos(s, 3 * k + 2));
             op->phase = 2;
