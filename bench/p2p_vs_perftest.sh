@@ -9,7 +9,10 @@
 # overall ones are taken (fields 5 and 7), as ucoll_bench's cover the whole
 # run: a 4 MiB tag_bw of 1280 messages over TCP runs past a report, and its
 # last interval alone measured 1.2x its overall bandwidth. Targets: latency
-# ratio <= 1.05, bandwidth ratio >= 0.95. Over TCP a further row sets the
+# ratio <= 1.05, bandwidth ratio >= 0.95. A row for reference sets the
+# 8-byte latency beside ucx_perftest -t ucp_am_lat: ucoll sends small
+# messages as UCX active messages and matches them itself, and UCX's own
+# active-message ping-pong is that path's floor. Over TCP a further row sets the
 # bandwidth beside ucx_perftest -e (endpoints with UCX's peer error
 # handling, as ucoll's TCP endpoints have), and a row beside plain
 # ucx_perftest on one interface (UCX_NET_DEVICES=lo): without error
@@ -59,10 +62,13 @@ printf "# %-9s %-22s %12s %12s %8s %s\n" tls test ucoll perftest ratio target
 status=0
 for tls in sm,self tcp,self; do
     export UCX_TLS=$tls
-    ul=(); pl=(); uL=(); pL=(); ub=(); pb=(); pe=(); p1=()
+    ul=(); pl=(); pa=(); uL=(); pL=(); ub=(); pb=(); pe=(); p1=()
     for ((i = 0; i < RUNS; i++)); do
         ul+=("$(ucoll_fig latency 8 20000 2000)")
         pl+=("$(perftest_fig tag_lat 8 20000 5)")
+        # ucoll's small messages are UCX active messages, matched by ucoll:
+        # UCX's own active-message ping-pong is the floor of that path
+        pa+=("$(perftest_fig ucp_am_lat 8 20000 5)")
         uL+=("$(ucoll_fig latency 4194304 200 20)")
         pL+=("$(perftest_fig tag_lat 4194304 200 5)")
         ub+=("$(ucoll_fig bw 4194304 20 2)")
@@ -89,6 +95,11 @@ for tls in sm,self tcp,self; do
     printf "  %-9s %-22s %12s %12s %8s %s\n" "$tls" "latency 8 B (us)" "$mul" "$mpl" "$lr" "<=1.05 $lok"
     printf "  %-9s %-22s %12s %12s %8s %s\n" "$tls" "latency 4 MiB (us)" "$muL" "$mpL" "$Lr" "<=1.05 $Lok"
     printf "  %-9s %-22s %12s %12s %8s %s\n" "$tls" "bandwidth 4 MiB (MB/s)" "$mub" "$mpb" "$br" ">=0.95 $bok"
+    mpa=$(printf "%s\n" "${pa[@]}" | median)
+    ar=$(awk -v a="$mul" -v b="$mpa" 'BEGIN {printf "%.3f", (b > 0) ? a / b : 0}')
+    echo "# $tls perftest ucp_am_lat ${pa[*]} us"
+    printf "  %-9s %-22s %12s %12s %8s %s\n" "$tls" "lat 8 B vs ucp_am_lat" "$mul" "$mpa" "$ar" \
+        "(reference only)"
     if ((${#pe[@]})); then
         mpe=$(printf "%s\n" "${pe[@]}" | median | awk '{printf "%.2f", $1 * 1.048576}')
         er=$(awk -v a="$mub" -v b="$mpe" 'BEGIN {printf "%.3f", (b > 0) ? a / b : 0}')
