@@ -22,6 +22,9 @@
  *       size range, this p -> algorithm and parameters) with the measured
  *       times as comments, and print the default selection's time against
  *       the best.
+ *   ucoll_tune --merge FILE FILE... -o OUT
+ *       No launcher: one tuning file from those of several jobs, a rule
+ *       where more than half of them chose alike (tune_merge.c).
  * Both append to FILE (default ucoll-tune.txt); run them under a launcher,
  * e.g. ucollrun -n 4 ucoll_tune --calibrate && ucollrun -n 4 ucoll_tune
  * bcast,allreduce, then export UCOLL_TUNE_FILE=$PWD/ucoll-tune.txt. Every
@@ -34,6 +37,7 @@
 #include "core.h"
 #include "dtype.h"
 #include "transport/bootstrap.h"
+#include "tune_merge.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -736,7 +740,12 @@ static void usage(FILE *f)
                "  UCOLL_TUNE_FILE; with UCOLL_TUNE_FILE set (another file), the sweep's default\n"
                "  is the selection under its rules.\n"
                "  OP: barrier bcast reduce allreduce gather scatter allgather\n"
-               "  alltoall reduce_scatter_block scan exscan\n");
+               "  alltoall reduce_scatter_block scan exscan\n"
+               "       ucoll_tune --merge FILE FILE... -o OUT\n"
+               "  without a launcher: writes OUT (anew) with, per operation, rank range\n"
+               "  and size, the rule more than half of the files (of several jobs) agree\n"
+               "  on, none where they do not (the model's choice), and per model field\n"
+               "  the median.\n");
 }
 
 int main(int argc, char **argv)
@@ -747,6 +756,44 @@ int main(int argc, char **argv)
     ucoll_ctx_t *ctx;
     FILE *f = NULL;
 
+    if (argc > 1 && !strcmp(argv[1], "--merge")) {
+        char **files = calloc((size_t)argc, sizeof(*files));
+        const char *mout = NULL;
+        int nf = 0;
+
+        if (files == NULL) {
+            return 1;
+        }
+        for (int i = 2; i < argc; i++) {
+            if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+                mout = argv[++i];
+            } else if (argv[i][0] == '-') {
+                mout = NULL;
+                nf = 0;
+                break;
+            } else {
+                files[nf++] = argv[i];
+            }
+        }
+        for (int i = 0; i < nf && mout; i++) {
+            if (same_file(files[i], mout)) {
+                fprintf(stderr, "ucoll_tune --merge: %s is both an input and the output\n", mout);
+                free(files);
+                return 2;
+            }
+        }
+        if (mout == NULL || nf < 2) {
+            usage(stderr);
+            free(files);
+            return 2;
+        }
+        rc = ucoll_tune_merge(nf, files, mout);
+        if (rc == 0) {
+            printf("written to %s: export UCOLL_TUNE_FILE=%s to use it\n", mout, mout);
+        }
+        free(files);
+        return rc;
+    }
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 
