@@ -104,6 +104,19 @@
  * measured 0.82-0.88x one-shot's time at p = 3 from 64 to 128 KiB. */
 #define ROOTPIPE_OVERSUB_MIN (256 * 1024)
 
+/* From this size up, an allreduce where ranks outnumber processing units
+ * goes sliced whatever the model says. The model charges the sliced way
+ * one wake-up more than the pipelined one (three steps to its two), but
+ * the ranks that a chunk's first step woke are running for the next two.
+ * Measured on 2 cores (slowest rank, a job each, 7 alternations, sliced
+ * against the default, then pipelined): p = 3 0.98x at 256 KiB, 0.89x at
+ * 512 KiB, 0.94x at 1 MiB, and all three tuner jobs ranked sliced first
+ * at 512 KiB; p = 4 0.84x at 256 KiB, even from 512 KiB (sliced already).
+ * Below, p = 4 goes the other way (pipelined 0.70-0.97x sliced's time at
+ * 32-128 KiB) while p = 3 still favours sliced (0.81-0.91x): no one
+ * threshold serves both, and the model's choice stays. */
+#define SLICED_OVERSUB_MIN (256 * 1024)
+
 /* Smallest chunk the pipelined-to-root way cuts a vector into that a
  * quarter slot holds whole, where ranks outnumber processing units, and
  * where each has one. Measured (slowest rank, 7 alternations): with the 4
@@ -323,9 +336,12 @@ static int shm_way(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t 
                    (way == WAY_ONESHOT ? oneshot_cost(a, p, m) : sliced_cost(a, p, prm, m))) {
         way = WAY_ROOTPIPE;
     }
-    if (a->coll == UCOLL_COLL_ALLREDUCE && bytes > UCOLL_SHM_INLINE &&
-        allpipe_cost(a, p, prm, m) <
-            (way == WAY_ONESHOT ? oneshot_cost(a, p, m) : sliced_cost(a, p, prm, m))) {
+    if (a->coll == UCOLL_COLL_ALLREDUCE && m->wake > 0 && bytes >= SLICED_OVERSUB_MIN &&
+        prm->seg_size == 0) {
+        way = WAY_SLICED; /* ranks outnumber processing units: see SLICED_OVERSUB_MIN */
+    } else if (a->coll == UCOLL_COLL_ALLREDUCE && bytes > UCOLL_SHM_INLINE &&
+               allpipe_cost(a, p, prm, m) <
+                   (way == WAY_ONESHOT ? oneshot_cost(a, p, m) : sliced_cost(a, p, prm, m))) {
         way = WAY_ALLPIPE;
     }
     return way_asked(a, p, prm, m, way);
