@@ -24,6 +24,7 @@
  */
 #include "tune_merge.h"
 
+#include "algos/algos.h"
 #include "core.h"
 
 #include <stdint.h>
@@ -73,6 +74,9 @@ static int parse_rule(const char *w, mrule_t *r)
     char buf[512], *save = NULL, *f, *dash;
     int c;
 
+    if (ucoll__tune_rule_check(w) != 0) {
+        return -1; /* the runtime would ignore it */
+    }
     snprintf(buf, sizeof(buf), "%s", w);
     memset(r, 0, sizeof(*r));
     f = strtok_r(buf, ":", &save);

@@ -300,6 +300,18 @@ static int tune_parse_word(char *w, tune_rule_t *r)
     return r->algo[0] ? 0 : -1;
 }
 
+int ucoll__tune_rule_check(const char *word)
+{
+    char w[256];
+    tune_rule_t r;
+
+    if (strlen(word) >= sizeof(w)) {
+        return -1; /* as tune_load */
+    }
+    snprintf(w, sizeof(w), "%s", word);
+    return tune_parse_word(w, &r);
+}
+
 /* The calibrated parameters of a path into m. A calibration made with
  * ranks outnumbering processing units (wake=W on its line) measured alpha
  * with the waits for descheduled peers in it: in a job that is
@@ -400,6 +412,11 @@ static tune_t *tune_load(ucoll_ctx_t *ctx)
         for (w = strtok_r(line, " \t\r\n;", &save); w; w = strtok_r(NULL, " \t\r\n;", &save)) {
             tune_rule_t r;
             char word[256];
+            if (strlen(w) >= sizeof(word)) {
+                ucoll_warn("%s:%d: word of %zu characters; ignored", ctx->cfg.tune_file, lineno,
+                           strlen(w));
+                continue;
+            }
             snprintf(word, sizeof(word), "%s", w);
             if (strncmp(word, "model", 5) == 0) {
                 if (tune_parse_model(word, t) != 0) {
@@ -703,12 +720,27 @@ static int coll_extents(const ucoll_coll_args_t *a, const ucoll_comm_t *comm, si
     case UCOLL_COLL_ALLREDUCE:
     case UCOLL_COLL_SCAN:
     case UCOLL_COLL_EXSCAN: *sb = *rb = blk; return 1;
-    case UCOLL_COLL_REDUCE: *sb = blk; *rb = root ? blk : 0; return 1;
-    case UCOLL_COLL_GATHER: *sb = blk; *rb = root ? all : 0; return 1;
-    case UCOLL_COLL_SCATTER: *sb = root ? all : 0; *rb = blk; return 1;
-    case UCOLL_COLL_ALLGATHER: *sb = blk; *rb = all; return 1;
+    case UCOLL_COLL_REDUCE:
+        *sb = blk;
+        *rb = root ? blk : 0;
+        return 1;
+    case UCOLL_COLL_GATHER:
+        *sb = blk;
+        *rb = root ? all : 0;
+        return 1;
+    case UCOLL_COLL_SCATTER:
+        *sb = root ? all : 0;
+        *rb = blk;
+        return 1;
+    case UCOLL_COLL_ALLGATHER:
+        *sb = blk;
+        *rb = all;
+        return 1;
     case UCOLL_COLL_ALLTOALL: *sb = *rb = all; return 1;
-    case UCOLL_COLL_REDUCE_SCATTER_BLOCK: *sb = all; *rb = a->in_place ? all : blk; return 1;
+    case UCOLL_COLL_REDUCE_SCATTER_BLOCK:
+        *sb = all;
+        *rb = a->in_place ? all : blk;
+        return 1;
     default: return 0;
     }
 }
@@ -816,8 +848,7 @@ void ucoll__coll_cache_free(ucoll_comm_t *comm)
     comm->coll_cache = NULL;
 }
 
-int ucoll__coll_run(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_t *req,
-                    uint32_t tag)
+int ucoll__coll_run(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_t *req, uint32_t tag)
 {
     const cache_entry_t *e;
     const ucoll_algo_t *al;

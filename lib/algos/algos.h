@@ -160,8 +160,7 @@ void ucoll__coll_seq_skip(ucoll_comm_t *comm);
  * cache, or selecting and building); the part of ucoll__coll_start after
  * the sequence number is taken, also used for calls that waited for the
  * communicator's shared-memory setup. UCOLL_OK or an error (req untouched). */
-int ucoll__coll_run(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_t *req,
-                    uint32_t tag);
+int ucoll__coll_run(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_t *req, uint32_t tag);
 
 /* ---- shared memory (algos/shm.c) ----------------------------------------- */
 
@@ -340,6 +339,11 @@ const ucoll_algo_t *ucoll__algo_find(ucoll_coll_t coll, const char *id);
 /* Bytes of the call's vector as ALGORITHMS.md's m: count * esize for the
  * rooted and reducing collectives, sum of rcounts for reduce_scatter. */
 size_t ucoll__coll_bytes(const ucoll_coll_args_t *a, int p);
+/* Whether the runtime reads the word as a rule of a tuning file
+ * ("op:lo-hi:@algo[:np=a-b][:seg=S][:radix=R][:way=W]"), with the parser
+ * UCOLL_TUNE_FILE is read with: 0 when it does, -1 when it would warn and
+ * ignore it. ucoll_tune --merge refuses what it refuses. */
+int ucoll__tune_rule_check(const char *word);
 
 /* ---- more shared math (algos/pattern.c) -------------------------------- */
 

@@ -65,6 +65,14 @@ done
 printf 'bcast:0-inf:@binomial\nbcast:zz-1:@x\n' >bad.txt
 "$tune" --merge a.txt bad.txt -o x.txt >out 2>&1
 [ $? != 0 ] && grep -q 'bad.txt:2: cannot parse' out || { cat out; echo "FAIL: a bad rule accepted"; fail=1; }
+# what the runtime would ignore (its own parser says): an unknown way, a
+# radix that is no number, a field it does not know
+for rule in 'allreduce:0-inf:@shm:way=foo' 'bcast:0-inf:@knomial:radix=x' 'bcast:0-inf:@linear:k=2'; do
+    printf 'bcast:0-inf:@binomial\n%s\n' "$rule" >bad.txt
+    "$tune" --merge a.txt bad.txt -o x.txt >out 2>&1
+    [ $? != 0 ] && grep -q 'bad.txt:2: cannot parse' out ||
+        { cat out; echo "FAIL: $rule accepted"; fail=1; }
+done
 cp a.txt keep.txt
 "$tune" --merge a.txt b.txt -o a.txt >/dev/null 2>&1
 cmp -s a.txt keep.txt || { echo "FAIL: a refused merge changed its input"; fail=1; }
