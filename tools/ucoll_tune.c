@@ -493,16 +493,16 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
         fprintf(stderr, "ucoll_tune: no memory for %zu-byte buffers\n", s.cap);
         return 1;
     }
-    /* Written, as a user's buffers are: untouched calloc memory reads as
+    /* Written, as a user's buffers are: untouched memory reads as
      * the kernel's zero page, and with it (p = 3 on 2 cores, reduce of
      * 4 MiB) the shm row measured 2520 us where ucoll_bench's filled
      * buffers gave 580, while linear's time stayed (1590 against 2110
      * us): the sweep wrote a rule for linear from 2 MiB up. Filled, shm
      * took 547 us and was both the best and the default. Both buffers
-     * get the data, not zeros: a memset of zero after calloc is a store
-     * the compiler drops, and the bcast root's buffer (rbuf) stayed the
-     * zero page; there its shm row measured 1094 us at 8 MiB and p = 2,
-     * against 310 under ucoll_bench. */
+     * get data, not zeros: the zeroing memset of a calloc'd buffer was a
+     * store the compiler dropped, and the bcast root's buffer (rbuf)
+     * stayed the zero page; there its shm row measured 1094 us at 8 MiB
+     * and p = 2, against 310 under ucoll_bench. */
     for (size_t i = 0; i < s.cap / sizeof(float); i++) {
         ((float *)s.sbuf)[i] = (float)(i % 251);
         ((float *)s.rbuf)[i] = (float)(i % 241);
