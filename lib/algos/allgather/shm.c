@@ -19,15 +19,19 @@
 
 /*
  * The chunk: the segment size when set; else, with a processing unit per
- * rank (no wake-up in the model), SHM_CHUNK_CORE, and where ranks
- * outnumber them the whole data area (a step less is a wake-up less).
+ * rank (no wake-up in the model), SHM_CHUNK_CORE for blocks of
+ * SHM_CHUNK_CORE_MIN and more, and the whole data area otherwise (where
+ * ranks outnumber processing units a step less is a wake-up less).
  * Chunks of the whole area (1 MiB) left the region's lines out of the
- * cores' caches: at p = 2, 256 KiB chunks took 0.93-0.99x their time at
- * 1-8 MiB and 0.74-0.75x at 16 and 32 MiB (slowest rank, 5 alternations;
- * 128 KiB ones 1.03-1.09x below 16 MiB, 512 KiB ones 0.93x at 32 MiB).
- * At p = 4 on 2 cores (4 MiB area) they went both ways, 0.75-1.28x.
+ * cores' caches: at p = 2, 256 KiB chunks took 0.74-0.75x their time at
+ * 16 and 32 MiB (slowest rank, 5 alternations; 128 KiB ones 0.70-0.81x,
+ * 512 KiB ones 0.89-0.93x), and against the build before them (7
+ * alternations) 0.90x at 2 MiB, 0.91x at 4 MiB, 0.76x at 8 MiB, but
+ * 1.03-1.07x at 512 KiB and 1 MiB (0.96-1.06x in two other runs). At p = 3 and 4 on
+ * 2 cores (4 MiB areas) they went both ways, 0.75-1.74x.
  */
-#define SHM_CHUNK_CORE ((size_t)256 << 10)
+#define SHM_CHUNK_CORE     ((size_t)256 << 10)
+#define SHM_CHUNK_CORE_MIN ((size_t)2 << 20)
 
 static size_t shm_chunk(const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm,
                         const ucoll_model_t *m)
@@ -37,7 +41,8 @@ static size_t shm_chunk(const ucoll_coll_args_t *a, const ucoll_algo_params_t *p
     if (bytes <= UCOLL_SHM_INLINE) {
         return bytes;
     }
-    return ucoll__shm_piece(prm, m->wake > 0 ? prm->shm_data : SHM_CHUNK_CORE, 64);
+    return ucoll__shm_piece(
+        prm, m->wake > 0 || bytes < SHM_CHUNK_CORE_MIN ? prm->shm_data : SHM_CHUNK_CORE, 64);
 }
 
 static double shm_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
