@@ -25,6 +25,7 @@ static int allgatherv_ring_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     int p = comm->size, r = comm->rank;
     size_t es = a->esize;
     char *rb = a->rbuf;
+    const char *src;
     int st, i, sb, rcv;
 
     st = ucoll__sched_copy_if(s, rb + a->rdispls[r] * es, a->sbuf, a->scount * es);
@@ -34,9 +35,11 @@ static int allgatherv_ring_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     for (i = 0; i < p - 1; i++) {
         sb = (r - i + p) % p;
         rcv = (r - i - 1 + p) % p;
+        /* the own block from sbuf (see allgather.h) */
+        src = sb == r && a->scount == a->rcounts[r] ? (const char *)a->sbuf
+                                                    : rb + a->rdispls[sb] * es;
         if (a->rcounts[sb] != 0 &&
-            (st = ucoll__sched_send(s, rb + a->rdispls[sb] * es, a->rcounts[sb] * es,
-                                    (r + 1) % p)) != UCOLL_OK) {
+            (st = ucoll__sched_send(s, src, a->rcounts[sb] * es, (r + 1) % p)) != UCOLL_OK) {
             return st;
         }
         if (a->rcounts[rcv] != 0 &&

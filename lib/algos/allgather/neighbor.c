@@ -45,7 +45,7 @@ static int allgather_neighbor_build(ucoll_sched_t *s, const ucoll_coll_args_t *a
         return UCOLL_OK;
     }
     if ((st = ucoll__sched_copy_if(s, rb + (size_t)r * bytes, a->sbuf, bytes)) != UCOLL_OK ||
-        (st = ucoll__sched_send(s, rb + (size_t)r * bytes, bytes, nb[0])) != UCOLL_OK ||
+        (st = ucoll__sched_send(s, a->sbuf, bytes, nb[0])) != UCOLL_OK || /* allgather.h */
         (st = ucoll__sched_recv(s, rb + (size_t)nb[0] * bytes, bytes, nb[0])) != UCOLL_OK ||
         (st = ucoll__sched_round(s)) != UCOLL_OK) {
         return st;

@@ -38,9 +38,11 @@ static int allgather_rdbl_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
         return st;
     }
     for (d = 1; d < p; d <<= 1) {
+        /* the own block alone first, from sbuf (see allgather.h) */
+        const char *src = d == 1 ? (const char *)a->sbuf : rb + (size_t)(r & ~(d - 1)) * bytes;
+
         peer = r ^ d;
-        if ((st = ucoll__sched_send(s, rb + (size_t)(r & ~(d - 1)) * bytes, d * bytes, peer)) !=
-                UCOLL_OK ||
+        if ((st = ucoll__sched_send(s, src, d * bytes, peer)) != UCOLL_OK ||
             (st = ucoll__sched_recv(s, rb + (size_t)(peer & ~(d - 1)) * bytes, d * bytes, peer)) !=
                 UCOLL_OK ||
             (st = ucoll__sched_round(s)) != UCOLL_OK) {

@@ -33,8 +33,10 @@ static int allgather_ring_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
         return st;
     }
     for (i = 0; i < p - 1; i++) {
-        if ((st = ucoll__sched_send(s, rb + (size_t)((r - i + p) % p) * bytes, bytes,
-                                    (r + 1) % p)) != UCOLL_OK ||
+        /* the own block from sbuf (see allgather.h) */
+        const char *src = i == 0 ? (const char *)a->sbuf : rb + (size_t)((r - i + p) % p) * bytes;
+
+        if ((st = ucoll__sched_send(s, src, bytes, (r + 1) % p)) != UCOLL_OK ||
             (st = ucoll__sched_recv(s, rb + (size_t)((r - i - 1 + p) % p) * bytes, bytes,
                                     (r - 1 + p) % p)) != UCOLL_OK ||
             (st = ucoll__sched_round(s)) != UCOLL_OK) {
