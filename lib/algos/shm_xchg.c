@@ -8,7 +8,10 @@
  *   reduce (reduce_scatter_block): its block, reduced in rank order (its
  *           own part read from sbuf) straight into rbuf;
  *   copy (alltoall): into block r of rbuf; its own block is copied from
- *           sbuf to rbuf directly (in place, it is already there).
+ *           sbuf to rbuf directly (in place, it is already there), chunk by
+ *           chunk right after it posted its pieces, while the others may
+ *           still be writing theirs (p = 2, 64 KiB to 4 MiB: 0.91-0.97x
+ *           the time of copying it with the others' pieces).
  * No message; the only copies are the one into the region and the one out
  * of it (for reduce, the reduction reads the region instead).
  * The same two-step loop serves allreduce's pipelined shm way (a third
@@ -188,9 +191,6 @@ static void take(ucoll_shm_op_t *op, uint64_t k, size_t off, size_t len, size_t 
             if (r != me) {
                 ucoll__shm_copy(out + ((size_t)r * bc + off) * es, piece(op, r, k, me, stride),
                                 len * es);
-            } else if (!op->in_place) {
-                ucoll__shm_copy(out + ((size_t)me * bc + off) * es,
-                                in + ((size_t)me * bc + off) * es, len * es);
             }
         }
         return;
@@ -228,6 +228,11 @@ int ucoll__shm_xchg_poll(ucoll_shm_op_t *op)
                 }
             }
             ucoll__shm_post(sh, ucoll__shm_pos(s, 2 * k + 1));
+            if (op->root == UCOLL_SHM_XCHG_COPY && !op->in_place) {
+                /* the own block, while the others write theirs */
+                ucoll__shm_copy((char *)op->rbuf + ((size_t)me * bc + off) * es,
+                                in + ((size_t)me * bc + off) * es, len * es);
+            }
             op->phase = 1;
         }
         if (!ucoll__shm_all_reached(op, ucoll__shm_pos(s, 2 * k + 1))) {
