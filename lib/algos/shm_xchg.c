@@ -8,10 +8,13 @@
  *   reduce (reduce_scatter_block): its block, reduced in rank order (its
  *           own part read from sbuf) straight into rbuf;
  *   copy (alltoall): into block r of rbuf; its own block is copied from
- *           sbuf to rbuf directly (in place, it is already there), chunk by
- *           chunk right after it posted its pieces, while the others may
- *           still be writing theirs (p = 2, 64 KiB to 4 MiB: 0.91-0.97x
- *           the time of copying it with the others' pieces).
+ *           sbuf to rbuf directly (in place, it is already there). Where
+ *           every rank has a processing unit (two slots), chunk by chunk
+ *           right after it posted its pieces, while the others may still
+ *           be writing theirs (p = 2, 64 KiB to 4 MiB: 0.91-0.97x the time
+ *           of copying it with the others' pieces); where ranks outnumber
+ *           them, with the others' pieces (early, it took 1.07-1.13x the
+ *           time at p = 4 on 2 cores, 128 KiB to 2 MiB).
  * No message; the only copies are the one into the region and the one out
  * of it (for reduce, the reduction reads the region instead).
  * The same two-step loop serves allreduce's pipelined shm way (a third
@@ -171,6 +174,14 @@ static void reduce_pieces(ucoll_shm_op_t *op, char *dst, const char *own, uint64
     }
 }
 
+/* alltoall: this rank's own block, elements off..off+len, from sbuf to rbuf */
+static void own_copy(ucoll_shm_op_t *op, size_t off, size_t len)
+{
+    size_t es = op->esize, at = ((size_t)op->sh->rank * op->count + off) * es;
+
+    ucoll__shm_copy((char *)op->rbuf + at, (const char *)op->sbuf + at, len * es);
+}
+
 /* Take this rank's pieces of chunk k (off, len: elements within a block). */
 static void take(ucoll_shm_op_t *op, uint64_t k, size_t off, size_t len, size_t stride)
 {
@@ -191,6 +202,8 @@ static void take(ucoll_shm_op_t *op, uint64_t k, size_t off, size_t len, size_t 
             if (r != me) {
                 ucoll__shm_copy(out + ((size_t)r * bc + off) * es, piece(op, r, k, me, stride),
                                 len * es);
+            } else if (!op->in_place && op->slots == 1) {
+                own_copy(op, off, len);
             }
         }
         return;
@@ -228,10 +241,8 @@ int ucoll__shm_xchg_poll(ucoll_shm_op_t *op)
                 }
             }
             ucoll__shm_post(sh, ucoll__shm_pos(s, 2 * k + 1));
-            if (op->root == UCOLL_SHM_XCHG_COPY && !op->in_place) {
-                /* the own block, while the others write theirs */
-                ucoll__shm_copy((char *)op->rbuf + ((size_t)me * bc + off) * es,
-                                in + ((size_t)me * bc + off) * es, len * es);
+            if (op->root == UCOLL_SHM_XCHG_COPY && !op->in_place && op->slots == 2) {
+                own_copy(op, off, len); /* while the others write theirs */
             }
             op->phase = 1;
         }
