@@ -141,6 +141,10 @@ static const cfg_row_t cfg_table[] = {
      "falls back to the model's; it does not select the shm row (UCOLL_ALLREDUCE_ALGO=shm "
      "or UCOLL_REDUCE_ALGO=shm does)",
      OFF(shm_way), ucoll__shm_way_names},
+    {"P2P_SHM", CFG_ENUM, "auto",
+     "small point-to-point messages to a peer on this node through a ring in shared memory "
+     "mapped by UCX: auto (where UCX can map it), off (all through UCX)",
+     OFF(p2p_shm), shm_names},
     ALGO_ROW(BARRIER, "barrier"),
     ALGO_ROW(BCAST, "bcast"),
     ALGO_ROW(REDUCE, "reduce"),
@@ -160,7 +164,7 @@ static const cfg_row_t cfg_table[] = {
 };
 
 /* The algorithm rows were written in ucoll_coll_t order; keep them so. */
-_Static_assert(sizeof(cfg_table) / sizeof(cfg_table[0]) == 22 + UCOLL_COLL_LAST,
+_Static_assert(sizeof(cfg_table) / sizeof(cfg_table[0]) == 23 + UCOLL_COLL_LAST,
                "one ALGO row per collective");
 
 #define NROWS (sizeof(cfg_table) / sizeof(cfg_table[0]))

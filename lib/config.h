@@ -85,6 +85,7 @@ typedef struct ucoll_config {
     int shm;                                     /* ucoll_shm_mode_t */
     size_t shm_size;                             /* bytes of each rank's shared region */
     int shm_way;                                 /* ucoll_shm_way_t */
+    int p2p_shm;                                 /* ucoll_shm_mode_t: point-to-point rings */
     char *algo[UCOLL_COLL_LAST];                 /* forced algorithm ids, NULL = model */
 } ucoll_config_t;
 

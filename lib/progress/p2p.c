@@ -1545,10 +1545,12 @@ static void print_stats(ucoll_p2p_t *p)
             "ucoll[%d] stats: sent eager %" PRIu64 " msgs %" PRIu64 " B, rndv %" PRIu64
             " msgs %" PRIu64 " B (%" PRIu64 " for lack of credits); received eager %" PRIu64
             " msgs %" PRIu64 " B, rndv %" PRIu64 " msgs %" PRIu64 " B; credit msgs %" PRIu64
-            "; unexpected peak %zu msgs %zu B; posted peak %zu; reordered %" PRIu64 "\n",
+            "; unexpected peak %zu msgs %zu B; posted peak %zu; reordered %" PRIu64
+            "; ring sent %" PRIu64 " received %" PRIu64 " full %" PRIu64 "\n",
             p->ctx->rank, s->msgs[0], s->bytes[0], s->msgs[1], s->bytes[1], s->fallback,
             s->rmsgs[0], s->rbytes[0], s->rmsgs[1], s->rbytes[1], s->credit_msgs, ms->unexp_peak,
-            ms->unexp_bytes_peak, ms->posted_peak, s->ooo);
+            ms->unexp_bytes_peak, ms->posted_peak, s->ooo, p->tl->fifo_sent, p->tl->fifo_got,
+            p->tl->fifo_full);
     if (s->nbad || s->stale) {
         char why[512];
         size_t n = 0;

@@ -370,6 +370,10 @@ int ucoll__tl_init(ucoll_ctx_t *ctx)
     info = ucx_print(print_context, tl->context);
     tl->have_shm = has_shm_resource(info);
     free(info);
+    ret = ucoll__tl_fifo_init(tl);
+    if (ret != UCOLL_OK) {
+        goto err_release_addr;
+    }
 
     for (i = 0; i < ctx->size; i++) {
         tl->peers[i].tl = tl;
@@ -722,9 +726,16 @@ int ucoll__tl_progress(ucoll_ctx_t *ctx)
     if (ucoll_unlikely(tl->fail_deferred) && !tl->in_call) {
         fail_deferred(ctx);
     }
+    if (ucoll_unlikely(tl->fifo_armed)) {
+        ucoll__tl_fifo_disarm(tl);
+    }
+    n = tl->nfifo_in ? ucoll__tl_fifo_poll(tl) : 0;
     tl->progressing++;
-    n = (int)ucp_worker_progress(tl->worker);
+    n += (int)ucp_worker_progress(tl->worker);
     tl->progressing--;
+    if (ucoll_unlikely(!ucoll_list_empty(&tl->fifo_offers))) {
+        ucoll__tl_fifo_offers(tl);
+    }
 
     if (ucoll_unlikely(tl->nwatched && (++tl->watch_tick & 1023) == 0) &&
         ucoll__tl_now_ns() - tl->watch_last >= UCOLL_TL_WATCH_NS) {
@@ -735,7 +746,12 @@ int ucoll__tl_progress(ucoll_ctx_t *ctx)
 
 int ucoll__tl_arm(ucoll_ctx_t *ctx)
 {
-    ucs_status_t st = ucp_worker_arm(ctx->tl->worker);
+    ucs_status_t st;
+
+    if (ctx->tl->nfifo_in && ucoll__tl_fifo_arm(ctx->tl)) {
+        return 1;
+    }
+    st = ucp_worker_arm(ctx->tl->worker);
 
     if (st == UCS_OK) {
         return 0;
@@ -901,6 +917,7 @@ void ucoll__tl_cleanup(ucoll_ctx_t *ctx)
     if (tl == NULL) {
         return;
     }
+    ucoll__tl_fifo_cleanup(tl);
     ucoll__tl_close_eps(ctx);
     ucp_worker_release_address(tl->worker, tl->addr);
     ucp_worker_destroy(tl->worker);

@@ -96,6 +96,11 @@ typedef struct ucoll_tl_peer {
     struct ucp_ep *ep;
     void *addr; /* worker address, malloc'ed; NULL until fetched */
     size_t addr_len;
+    /* the ring of small messages to this peer (ucx_fifo.c): offered, then
+     * in use once the peer has attached it */
+    int fifo_state;
+    struct ucoll_tl_fifo *fifo_offered;
+    struct ucoll_tl_fifo *fifo; /* non-NULL once in use */
 } ucoll_tl_peer_t;
 
 typedef struct ucoll_tl_op {
@@ -157,10 +162,21 @@ typedef struct ucoll_tl {
      * header comment): status UCOLL_OK or an error. */
     void (*op_done)(void *req, int what, int status);
     ucoll_tl_am_t am[2]; /* by active message id */
+    /* rings of small messages from same-node peers (ucx_fifo.c) */
+    int fifo_on;    /* UCOLL_P2P_SHM=auto and a shared-memory transport */
+    int fifo_armed; /* sleep flags raised in the peers' rings */
+    int nfifo_in;   /* rings polled */
+    struct ucoll_tl_fifo_in **fifo_in;
+    ucoll_list_t fifo_offers;     /* offers to attach, taken outside UCX progress */
+    uint64_t fifo_refused;        /* slots with an impossible header, dropped */
+    uint64_t fifo_sent, fifo_got; /* packets through rings, written and taken */
+    uint64_t fifo_full;           /* packets UCX carried because the ring was full */
 } ucoll_tl_t;
 
 /* Active message ids of the wire protocol (lib/transport/wire.h). */
-enum { UCOLL_AM_MSG = 0, UCOLL_AM_CTL = 1 };
+/* UCOLL_AM_FIFO is the transport's own: a ring offered, accepted or refused,
+ * or a wake-up for a peer asleep with a ring (ucx_fifo.c). */
+enum { UCOLL_AM_MSG = 0, UCOLL_AM_CTL = 1, UCOLL_AM_FIFO = 2 };
 
 /* What an operation call returns, besides UCOLL_OK and errors, when the
  * operation is in flight: tl->op_done reports it. */

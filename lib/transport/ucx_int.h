@@ -32,6 +32,26 @@ static inline int ucoll__tl_ep(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p)
     return ucoll__tl_ep_connect(ctx, rank, ep_p);
 }
 
+/* ---- rings of small messages to same-node peers (ucx_fifo.c) ---- */
+/* Register the handler of UCOLL_AM_FIFO; set tl->fifo_on. */
+int ucoll__tl_fifo_init(ucoll_tl_t *tl);
+/* Detach the rings polled and unmap the rings written (before the
+ * endpoints close). */
+void ucoll__tl_fifo_cleanup(ucoll_tl_t *tl);
+/* Put a packet of len bytes for active message am_id into the ring to peer
+ * (connected): 1 when it is there, 0 when UCX must carry it (no ring yet,
+ * which the first call offers, or the ring is full). */
+int ucoll__tl_fifo_put(ucoll_tl_t *tl, ucoll_tl_peer_t *peer, int am_id, const void *data,
+                       size_t len);
+/* Deliver what the rings hold to the handlers of tl->am; the number taken. */
+int ucoll__tl_fifo_poll(ucoll_tl_t *tl);
+/* Attach the rings offered since the last call (outside UCX progress). */
+void ucoll__tl_fifo_offers(ucoll_tl_t *tl);
+/* Before sleeping on the worker fd: ask the writers for a wake-up; 1 when
+ * a ring holds a packet already (do not sleep). disarm: awake again. */
+int ucoll__tl_fifo_arm(ucoll_tl_t *tl);
+void ucoll__tl_fifo_disarm(ucoll_tl_t *tl);
+
 /* Map a UCX status to a ucoll status (peer-related errors to
  * UCOLL_ERR_PEER, the rest to UCOLL_ERR_TRANSPORT). */
 int ucoll__tl_status(ucs_status_t status);

@@ -157,6 +157,11 @@ int ucoll__tl_am_send(ucoll_ctx_t *ctx, int rank, ucoll_tl_op_t *op, int am_id, 
     if ((ret = op_ep(ctx, rank, op, &ep)) != UCOLL_OK) {
         return ret;
     }
+    if (am_id == UCOLL_AM_MSG && hdr_len == 0 && !(flags & UCOLL_TL_AM_RNDV) &&
+        ucoll__tl_fifo_put(ctx->tl, &ctx->tl->peers[rank], am_id, data, len)) {
+        ucoll__tl_op_free(ctx->tl, op);
+        return UCOLL_OK;
+    }
     op_param(&param, op, UCOLL_TL_OP_AM_SEND);
     op->rank = rank;
     param.op_attr_mask |= UCP_OP_ATTR_FIELD_FLAGS;
@@ -178,6 +183,10 @@ int ucoll__tl_am_send_imm(ucoll_ctx_t *ctx, int rank, int am_id, const void *dat
     ret = ucoll__tl_ep(ctx, rank, &ep);
     if (ret != UCOLL_OK) {
         return ret;
+    }
+    if (am_id == UCOLL_AM_MSG &&
+        ucoll__tl_fifo_put(ctx->tl, &ctx->tl->peers[rank], am_id, data, len)) {
+        return UCOLL_OK;
     }
     param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
     param.flags = UCP_AM_SEND_FLAG_EAGER;

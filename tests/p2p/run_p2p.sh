@@ -42,4 +42,17 @@ if [ "${UCOLL_STATS:-0}" = 1 ]; then
         /stats:/ { n++; for (i = 1; i < NF; i++) if ($i == "peak" && $(i + 2) == "msgs") b = $(i + 3) + 0;
                    if (b > lim) { print "unexpected bytes " b " over " lim; bad = 1 } }
         END { exit (n == 0 || bad) }' || { echo "run_p2p.sh: stats check failed" >&2; exit 1; }
+    # the rings of small messages: carry packets on shared memory unless
+    # switched off, none otherwise; no rank takes more than was written
+    case "$tls,${UCOLL_P2P_SHM:-auto}" in
+    sm*,auto) want=used ;;
+    *) want=unused ;;
+    esac
+    printf '%s\n' "$out" | awk -v want=$want '
+        /stats:/ { for (i = 1; i < NF - 1; i++) {
+                       if ($i == "ring" && $(i + 1) == "sent") s += $(i + 2);
+                       if ($i == "received" && $(i - 1) ~ /^[0-9]+$/ && $(i - 2) == "sent" && $(i - 3) == "ring") r += $(i + 1) } }
+        END { print "ring: " s " packets written, " r " taken (expected: " want ")";
+              exit (want == "used" ? (s == 0 || r == 0 || r > s) : s != 0) }' ||
+        { echo "run_p2p.sh: ring check failed" >&2; exit 1; }
 fi
