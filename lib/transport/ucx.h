@@ -163,9 +163,11 @@ typedef struct ucoll_tl {
     void (*op_done)(void *req, int what, int status);
     ucoll_tl_am_t am[2]; /* by active message id */
     /* rings of small messages from same-node peers (ucx_fifo.c) */
-    int fifo_on;    /* UCOLL_P2P_SHM=auto and a shared-memory transport */
-    int fifo_armed; /* sleep flags raised in the peers' rings */
-    int nfifo_in;   /* rings polled */
+    int fifo_on;                   /* UCOLL_P2P_SHM=auto and a shared-memory transport */
+    int fifo_armed;                /* sleep flags raised in the peers' rings */
+    struct ucoll_tl_shm *fifo_shm; /* the region of the rings this rank writes */
+    int fifo_rings, fifo_used;     /* rings in it, rings offered */
+    int nfifo_in;                  /* rings polled */
     struct ucoll_tl_fifo_in **fifo_in;
     ucoll_list_t fifo_offers;     /* offers to attach, taken outside UCX progress */
     uint64_t fifo_refused;        /* slots with an impossible header, dropped */

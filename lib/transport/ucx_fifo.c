@@ -8,14 +8,17 @@
  * the cache-line transfer that carries it. A single-producer ring that the
  * receiver polls costs the line transfer and little else.
  *
- * Ring. Sender S maps, on its first message to a same-node peer R, a region
- * of FIFO_CTL bytes of control lines and FIFO_SLOTS slots of FIFO_SLOT bytes
- * each, and offers it to R (UCOLL_AM_FIFO, through UCX): its address and
- * packed key. R attaches it (ucp_rkey_ptr) outside UCX progress and answers
- * ACCEPT, or REFUSE when it cannot; only after ACCEPT does S write to it.
- * Until then, and whenever the ring is full, messages go through UCX as
- * before: the point-to-point layer numbers every message of a pair and
- * hands them to matching in that order, so mixing the two paths cannot
+ * Ring. A ring is FIFO_CTL bytes of control lines and FIFO_SLOTS slots of
+ * FIFO_SLOT bytes each. A rank maps one region with room for a ring to each
+ * of its same-node peers on its first message to any of them (one mapping
+ * per rank, not per pair: shared-memory segments are a system-wide resource,
+ * 4096 System V segments by default; the pages of a ring are touched only
+ * once it is offered). On its first message to a same-node peer R, sender S
+ * offers R the next ring of its region (UCOLL_AM_FIFO, through UCX): its
+ * address and the region's packed key. R attaches it (ucp_rkey_ptr) outside UCX progress and
+ * answers ACCEPT, or REFUSE when it cannot; only after ACCEPT does S write to it. Until then, and
+ * whenever the ring is full, messages go through UCX as before: the point-to-point layer numbers
+ * every message of a pair and hands them to matching in that order, so mixing the two paths cannot
  * reorder anything.
  *
  * Slot n (n = 0, 1, ...) sits at n mod FIFO_SLOTS. S writes the packet into
@@ -83,9 +86,10 @@ typedef struct {
     uint32_t pad;
 } fifo_msg_t;
 
+#define FIFO_RING (FIFO_CTL + FIFO_SLOTS * FIFO_SLOT)
+
 /* A ring this rank writes. */
 struct ucoll_tl_fifo {
-    ucoll_tl_shm_t *shm;
     fifo_ctl_t *ctl;
     uint8_t *slots;
     uint64_t head;  /* slots written */
@@ -128,12 +132,23 @@ static int fifo_msg_send(ucoll_tl_t *tl, int rank, const void *msg, size_t len)
     return ret < 0 ? ret : UCOLL_OK;
 }
 
-static void fifo_free(ucoll_ctx_t *ctx, struct ucoll_tl_fifo *f)
+/* The region of this rank's rings, mapped on first use; 0 when there is none. */
+static int fifo_region(ucoll_tl_t *tl)
 {
-    if (f != NULL) {
-        ucoll__tl_shm_unmap(ctx, f->shm);
-        free(f);
+    int i, n = 0;
+
+    if (tl->fifo_shm != NULL) {
+        return 1;
     }
+    for (i = 0; i < tl->ctx->size; i++) {
+        n += tl->peers[i].local && i != tl->ctx->rank;
+    }
+    if (n == 0 || ucoll__tl_shm_map(tl->ctx, (size_t)n * FIFO_RING, &tl->fifo_shm) != UCOLL_OK) {
+        tl->fifo_on = 0;
+        return 0;
+    }
+    tl->fifo_rings = n;
+    return 1;
 }
 
 /* First message to peer: offer it a ring if it may have one. */
@@ -144,32 +159,30 @@ static void fifo_offer(ucoll_tl_t *tl, ucoll_tl_peer_t *peer)
     struct ucoll_tl_fifo *f;
     const void *rkey;
     size_t rkey_len;
-    int ret;
 
     peer->fifo_state = FIFO_NEVER;
     if (!tl->fifo_on || !peer->local || peer->rank == tl->ctx->rank ||
         peer->state != UCOLL_TL_EP_UP || peer->kind != UCOLL_TL_KIND_SHM) {
         return;
     }
+    if (!fifo_region(tl) || tl->fifo_used == tl->fifo_rings) {
+        return;
+    }
+    rkey = ucoll__tl_shm_rkey(tl->fifo_shm, &rkey_len);
+    if (sizeof(*m) + rkey_len > sizeof(buf)) {
+        ucoll_debug("no rings: a key of %zu bytes", rkey_len);
+        tl->fifo_on = 0;
+        return;
+    }
     f = calloc(1, sizeof(*f));
     if (f == NULL) {
         return;
     }
-    ret = ucoll__tl_shm_map(tl->ctx, FIFO_CTL + FIFO_SLOTS * FIFO_SLOT, &f->shm);
-    if (ret != UCOLL_OK) {
-        free(f);
-        return;
-    }
-    f->ctl = ucoll__tl_shm_addr(f->shm);
+    f->ctl = (fifo_ctl_t *)((uint8_t *)ucoll__tl_shm_addr(tl->fifo_shm) +
+                            (size_t)tl->fifo_used * FIFO_RING);
     f->slots = (uint8_t *)f->ctl + FIFO_CTL;
     f->limit = FIFO_SLOTS;
-    memset(f->ctl, 0, FIFO_CTL + FIFO_SLOTS * FIFO_SLOT);
-    rkey = ucoll__tl_shm_rkey(f->shm, &rkey_len);
-    if (sizeof(*m) + rkey_len > sizeof(buf)) {
-        ucoll_debug("rank %d: no ring: a key of %zu bytes", peer->rank, rkey_len);
-        fifo_free(tl->ctx, f);
-        return;
-    }
+    memset(f->ctl, 0, FIFO_RING); /* a region from the heap need not be zero */
     memset(m, 0, sizeof(*m));
     m->type = FIFO_MSG_OFFER;
     m->src = (uint32_t)tl->ctx->rank;
@@ -179,9 +192,10 @@ static void fifo_offer(ucoll_tl_t *tl, ucoll_tl_peer_t *peer)
     m->rkey_len = (uint32_t)rkey_len;
     memcpy(m + 1, rkey, rkey_len);
     if (fifo_msg_send(tl, peer->rank, m, sizeof(*m) + rkey_len) != UCOLL_OK) {
-        fifo_free(tl->ctx, f);
+        free(f);
         return;
     }
+    tl->fifo_used++; /* not reused even if refused: the peer may hold it */
     peer->fifo_offered = f;
     peer->fifo_state = FIFO_OFFERED;
 }
@@ -446,8 +460,10 @@ void ucoll__tl_fifo_cleanup(ucoll_tl_t *tl)
     for (i = 0; i < tl->ctx->size; i++) {
         ucoll_tl_peer_t *peer = &tl->peers[i];
 
-        fifo_free(tl->ctx, peer->fifo_offered);
+        free(peer->fifo_offered);
         peer->fifo_offered = peer->fifo = NULL;
         peer->fifo_state = FIFO_NEVER;
     }
+    ucoll__tl_shm_unmap(tl->ctx, tl->fifo_shm);
+    tl->fifo_shm = NULL;
 }
