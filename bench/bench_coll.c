@@ -15,13 +15,17 @@
  * the context's configuration (as UCOLL_<OP>_ALGO would be), after checking
  * that the collective has an algorithm of that name.
  *
- * --chain (bcast only) measures a broadcast's latency end to end instead:
+ * --chain measures a broadcast's latency end to end instead:
  * the root alternates between rank 0 and rank p-1, with no barrier between
  * calls, and every rank divides the time of the whole timed loop by the
  * number of calls. Call i+1 cannot start at its root before call i's data
  * has reached that rank, so at p = 2 this is a ping-pong of broadcasts (the
  * figure is comparable with ucoll_bench latency), and above it each call
  * costs at least the time for data to travel from one end to the other.
+ * With another collective, --chain runs the calls back to back the same
+ * way (a rooted one alternating its root likewise): what a loop of calls
+ * costs when nothing separates them, so a rank that finishes its part
+ * early may start the next call.
  *
  * --check refills the inputs before every call (outside the timed region)
  * and compares every result with a reference computed locally: inputs are
@@ -48,7 +52,7 @@ typedef struct bench_opts {
     ucoll_coll_t coll;
     const char *algo;
     int check;
-    int chain;         /* bcast: alternate roots 0 and p-1, no barrier between calls */
+    int chain;         /* no barrier between calls; roots alternate between 0 and p-1 */
     int iters, warmup; /* -1: by size */
     size_t min_size, max_size;
     ucoll_dtype_t dt;
@@ -386,8 +390,8 @@ static int parse_opts(const char *mode, int argc, char **argv, bench_opts_t *o)
     if (o->min_size == 0) {
         o->min_size = 1;
     }
-    if (o->chain && (o->coll != UCOLL_COLL_BCAST || o->check)) {
-        fprintf(stderr, "ucoll_bench: --chain is a bcast mode, without --check\n");
+    if (o->chain && o->check) {
+        fprintf(stderr, "ucoll_bench: --chain runs without --check\n");
         return -1;
     }
     if (o->max_size < o->min_size) {
@@ -479,8 +483,8 @@ static int bench_chain(const bench_opts_t *o, bench_bufs_t *b, size_t n, int war
         st = run_call(o, b, n, (it & 1) ? p - 1 : 0, comm);
     }
     if (st != UCOLL_OK) {
-        fprintf(stderr, "ucoll_bench: rank %d: chained bcast: %s\n", ucoll_comm_rank(comm),
-                ucoll_strerror(st));
+        fprintf(stderr, "ucoll_bench: rank %d: chained %s: %s\n", ucoll_comm_rank(comm),
+                ucoll__coll_name(o->coll), ucoll_strerror(st));
         return st;
     }
     *lat_p = (now_s() - t0) / iters;

@@ -105,6 +105,10 @@ typedef struct ucoll_shm {
     ucoll_list_t link;     /* in ctx->shm_active while ops are queued */
     int active;            /* on ctx->shm_active */
     unsigned polls;        /* unsuccessful polls, to pace the failure check */
+    /* the last small one-shot reduction (lib/algos/allreduce/shm.c) and the
+     * payload place it took: such calls in a row alternate two places */
+    uint64_t small_seq;
+    int small_area;
     int dead;              /* a member has failed: waiting ops fail */
     /* the setup while it runs (lib/algos/shm.c); setup_free(setup) runs if
      * the communicator goes first */

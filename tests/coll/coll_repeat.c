@@ -2,7 +2,8 @@
  * The schedule cache under repetition: many identical small collectives
  * (which run one cached schedule again and again) interleaved with others
  * of different shapes, on alternating buffers, in place and not, several
- * of the same shape in flight at once, and a split communicator freed
+ * of the same shape in flight at once, bursts of small reductions back to
+ * back, and a split communicator freed
  * while its cache is full. Every result is checked.
  *
  *   coll_repeat [iterations]   (default 10000)
@@ -83,6 +84,59 @@ static void allreduce_case(ucoll_comm_t *comm, long it, size_t n, int in_place, 
     }
 }
 
+static void reduce_case(ucoll_comm_t *comm, long it, size_t n, int root, int in_place,
+                        int32_t *sbuf, int32_t *rbuf)
+{
+    int p = ucoll_comm_size(comm), r = ucoll_comm_rank(comm);
+
+    in_place = in_place && r == root;
+    for (size_t i = 0; i < n; i++) {
+        (in_place ? rbuf : sbuf)[i] = val(it, r, i);
+        if (!in_place) {
+            rbuf[i] = -7;
+        }
+    }
+    CHECK(ucoll_reduce(in_place ? UCOLL_IN_PLACE : sbuf, rbuf, n, UCOLL_INT32, UCOLL_SUM, root,
+                       comm) == UCOLL_OK,
+          "reduce it %ld n %zu root %d", it, n, root);
+    for (size_t i = 0; i < n; i++) {
+        int32_t want = -7;
+        if (r == root) {
+            want = 0;
+            for (int q = 0; q < p; q++) {
+                want = (int32_t)((uint32_t)want + (uint32_t)val(it, q, i));
+            }
+        }
+        if (rbuf[i] != want) {
+            CHECK(0, "reduce it %ld n %zu root %d%s: element %zu is %d, not %d", it, n, root,
+                  in_place ? " in place" : "", i, rbuf[i], want);
+            return;
+        }
+    }
+}
+
+/* Small reductions back to back, nothing between them (the one-shot way
+ * through shared memory alternates its payload places then, and a
+ * reduce's non-roots run a call ahead of the root): roots turning, in
+ * place and not, on alternating buffers, up to just past the inline
+ * payload (30 int32 are 120 bytes). */
+static void reduction_burst(ucoll_comm_t *comm, long it, int32_t *sbuf, int32_t *rbuf)
+{
+    int p = ucoll_comm_size(comm), k = 3 + (int)(it / 16) % 6;
+
+    for (int j = 0; j < k; j++) {
+        size_t n = 1 + (size_t)(it / 16 + (long)j * 7) % 31, off = (size_t)(j & 1) * 64;
+        int in_place = (int)((it / 16 + j) % 3 == 0);
+
+        if ((it / 16 + j) % 4 == 3) {
+            allreduce_case(comm, it + j, n, in_place, sbuf + off, rbuf + off);
+        } else {
+            reduce_case(comm, it + j, n, (int)((it / 16 + (long)j) % p), in_place, sbuf + off,
+                        rbuf + off);
+        }
+    }
+}
+
 static void allgather_case(ucoll_comm_t *comm, long it, size_t n, int32_t *sbuf, int32_t *rbuf)
 {
     int p = ucoll_comm_size(comm), r = ucoll_comm_rank(comm);
@@ -154,6 +208,7 @@ int main(int argc, char **argv)
             break;
         case 11: CHECK(ucoll_barrier(world) == UCOLL_OK, "barrier it %ld", it); break;
         case 13: allreduce_case(world, it, BIG, 0, s1 + (it & 1) * BIG, r1 + (it & 2) * BIG); break;
+        case 15: reduction_burst(world, it, s1, r1); break;
         default: break;
         }
         if (it % 2000 == 1000) {

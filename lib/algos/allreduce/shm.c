@@ -7,6 +7,10 @@
  * one-shot (small vectors): every rank copies its input into its region
  * and publishes pos(s, 1); once all have, every rank reduces all p inputs,
  * read in place from the regions, into its rbuf, and publishes end(s).
+ * A reduce's root copies nothing: nobody else reads its input, which it
+ * reads from sbuf (the others publish end(s) at once: they are done).
+ * Inputs of at most UCOLL_SHM_INLINE bytes in calls that follow each
+ * other alternate two places (oneshot_area).
  *   Cost: 2·α_shm + m·λ + (p-1)·m·(γ + λ); for reduce one α_shm less (only
  *   the root waits, and only for the inputs).
  *
@@ -321,6 +325,16 @@ static int shm_way(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t 
     size_t bytes = a->count * a->esize;
     int way;
 
+    if (bytes <= UCOLL_SHM_INLINE && bytes <= prm->shm_data && prm->seg_size == 0 &&
+        ucoll__shm_hop(m) >= (p - 1) * (double)bytes * (gamma_of(m) + lambda_of(m))) {
+        /* what the costs below come to, without computing them on every
+         * small call (they took a tenth of an 8-byte reduce's root): one
+         * chunk each, the sliced way costs at least a hop minus
+         * (p-1)·bytes·(γ+λ) more than one-shot, the pipelined to the root
+         * a hop minus (p-1)·bytes·λ more (a reduce), and the pipelined
+         * allreduce needs more than the inline payload */
+        return way_asked(a, p, prm, m, WAY_ONESHOT);
+    }
     if (bytes > prm->shm_data) {
         way = WAY_SLICED;
     } else if (prm->seg_size) {
@@ -375,21 +389,64 @@ static void reduce_all(const ucoll_shm_op_t *op, void *dst, int inline_, size_t 
 #undef IN
 }
 
+/* The payload place of a one-shot call of at most UCOLL_SHM_INLINE bytes
+ * (0: inline, 1: the start of the data area), and the call whose readers
+ * must be done before this rank writes it. Small one-shot calls in a row
+ * alternate the two places, so call s writes the place that call s-1 left
+ * alone and waits only for the readers of call s-2: a reduce's non-root
+ * publishes call s+1 while the root still reads call s, as an eager
+ * message would let it (a run of 8-byte reduces at p = 2 waited for the
+ * root's end of each call, one hop more than the linear algorithm's
+ * message). Every rank sees the same calls in the same order, so all
+ * agree on each call's place. Set once per call, at its first poll (the
+ * calls of a communicator run one at a time, in order). */
+static void oneshot_area(ucoll_shm_op_t *op, int *area, uint64_t *since)
+{
+    ucoll_shm_t *sh = op->sh;
+    uint64_t s = op->seq;
+
+    if (op->k == 0) {
+        int chain = sh->small_seq != 0 && sh->small_seq + 1 == s;
+
+        sh->small_area = chain ? !sh->small_area : 0;
+        sh->small_seq = s;
+        op->k = 1 + (uint64_t)sh->small_area + (chain ? 2 : 0);
+    }
+    *area = (int)((op->k - 1) & 1);
+    *since = op->k > 2 ? s - 2 : s - 1;
+}
+
 static int oneshot_poll(ucoll_shm_op_t *op)
 {
     const ucoll_shm_t *sh = op->sh;
     size_t bytes = op->count * op->esize;
-    uint64_t s = op->seq;
-    int root = op->root, inl = bytes <= UCOLL_SHM_INLINE;
+    uint64_t s = op->seq, since = s - 1;
+    int root = op->root, inl = bytes <= UCOLL_SHM_INLINE, area = 1;
 
-    if (op->phase == 0) {
-        if (!ucoll__shm_all_reached(op, ucoll__shm_end(s - 1))) {
+    if (inl) {
+        oneshot_area(op, &area, &since);
+    }
+    if (sh->rank == root && (op->sbuf != op->rbuf || root < 2)) {
+        /* reduce: nobody reads the root's region, so the root neither
+         * copies its input there nor publishes that it did; it reads it
+         * from sbuf (in place, rank order would overwrite it before
+         * reading it from rank 2 on) */
+        if (!ucoll__shm_all_reached(op, ucoll__shm_pos(s, 1))) {
             return UCOLL_SHM_AGAIN;
         }
-        ucoll__shm_copy(ucoll__shm_buf(sh, sh->rank, bytes), op->sbuf, bytes);
+        reduce_all(op, op->rbuf, area == 0, 0, op->count, root, op->sbuf);
+        ucoll__shm_post(sh, ucoll__shm_end(s));
+        return UCOLL_OK;
+    }
+    if (op->phase == 0) {
+        if (!ucoll__shm_all_reached(op, ucoll__shm_end(since))) {
+            return UCOLL_SHM_AGAIN;
+        }
+        ucoll__shm_copy(area == 0 ? ucoll__shm_inline(sh, sh->rank) : ucoll__shm_data(sh, sh->rank),
+                        op->sbuf, bytes);
         if (root >= 0 && sh->rank != root) {
             /* reduce: the root reads it before it is done with call s,
-             * and nobody writes a region for s+1 before that */
+             * and nobody writes this place again before that */
             ucoll__shm_post(sh, ucoll__shm_end(s));
             return UCOLL_OK;
         }
@@ -399,7 +456,7 @@ static int oneshot_poll(ucoll_shm_op_t *op)
     if (!ucoll__shm_all_reached(op, ucoll__shm_pos(s, 1))) {
         return UCOLL_SHM_AGAIN;
     }
-    reduce_all(op, op->rbuf, inl, 0, op->count, -1, NULL);
+    reduce_all(op, op->rbuf, area == 0, 0, op->count, -1, NULL);
     ucoll__shm_post(sh, ucoll__shm_end(s));
     return UCOLL_OK;
 }

@@ -1,8 +1,9 @@
 /*
  * Reduce, shm: through the communicator's shared memory, by the engine of
  * allreduce's shm row (lib/algos/allreduce/shm.c) with the root alone
- * taking the result: small vectors one-shot (every rank copies its input
- * into its region, the root reduces all p in rank order, read in place);
+ * taking the result: small vectors one-shot (every other rank copies its
+ * input into its region, the root reduces all p in rank order, read in
+ * place, its own from sbuf);
  * larger ones sliced (every rank reduces its slice of each chunk in place,
  * the root copies the slices). Same cost as allreduce's shm row.
  */
