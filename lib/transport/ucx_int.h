@@ -38,11 +38,13 @@ int ucoll__tl_fifo_init(ucoll_tl_t *tl);
 /* Detach the rings polled and unmap the rings written (before the
  * endpoints close). */
 void ucoll__tl_fifo_cleanup(ucoll_tl_t *tl);
-/* Put a packet of len bytes for active message am_id into the ring to peer
+/* Put a packet for active message am_id, its user header (hdr_len bytes,
+ * at most 255) then its len bytes of data, into the ring to peer
  * (connected): 1 when it is there, 0 when UCX must carry it (no ring yet,
- * which the first call offers, or the ring is full). */
-int ucoll__tl_fifo_put(ucoll_tl_t *tl, ucoll_tl_peer_t *peer, int am_id, const void *data,
-                       size_t len);
+ * which the first call offers, the packet larger than a ring takes, or the
+ * ring full). */
+int ucoll__tl_fifo_put(ucoll_tl_t *tl, ucoll_tl_peer_t *peer, int am_id, const void *hdr,
+                       size_t hdr_len, const void *data, size_t len);
 /* Deliver what the rings hold to the handlers of tl->am; the number taken. */
 int ucoll__tl_fifo_poll(ucoll_tl_t *tl);
 /* Attach the rings offered since the last call (outside UCX progress). */

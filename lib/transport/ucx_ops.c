@@ -157,8 +157,8 @@ int ucoll__tl_am_send(ucoll_ctx_t *ctx, int rank, ucoll_tl_op_t *op, int am_id, 
     if ((ret = op_ep(ctx, rank, op, &ep)) != UCOLL_OK) {
         return ret;
     }
-    if (am_id == UCOLL_AM_MSG && hdr_len == 0 && !(flags & UCOLL_TL_AM_RNDV) &&
-        ucoll__tl_fifo_put(ctx->tl, &ctx->tl->peers[rank], am_id, data, len)) {
+    if (am_id == UCOLL_AM_MSG && !(flags & UCOLL_TL_AM_RNDV) &&
+        ucoll__tl_fifo_put(ctx->tl, &ctx->tl->peers[rank], am_id, hdr, hdr_len, data, len)) {
         ucoll__tl_op_free(ctx->tl, op);
         return UCOLL_OK;
     }
@@ -185,7 +185,7 @@ int ucoll__tl_am_send_imm(ucoll_ctx_t *ctx, int rank, int am_id, const void *dat
         return ret;
     }
     if (am_id == UCOLL_AM_MSG &&
-        ucoll__tl_fifo_put(ctx->tl, &ctx->tl->peers[rank], am_id, data, len)) {
+        ucoll__tl_fifo_put(ctx->tl, &ctx->tl->peers[rank], am_id, NULL, 0, data, len)) {
         return UCOLL_OK;
     }
     param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;

@@ -13,7 +13,8 @@
  *                    a rendezvous receive withdrawn after its CTS does not
  *                    leave its sender waiting (run_timeout_rndv)
  * Cases: argument errors, self, zero bytes, sizes 0..64 MiB across the
- * eager/rendezvous threshold (content checked), wildcards (and the
+ * eager/rendezvous threshold and the sizes of one-slot and several-slot
+ * packets of the same-node rings (content checked), wildcards (and the
  * specific-vs-wildcard posting order), order across the eager/rendezvous
  * boundary with ANY_TAG, truncation (eager and rendezvous, then a message
  * to prove the pair is still consistent), 10,000 outstanding requests both
@@ -177,8 +178,9 @@ static void test_self(void)
 /* Ring: each rank sends to me+1 and receives from me-1, every size. */
 static void test_sizes(void)
 {
-    static const size_t sizes[] = {0,     1,     7,      100,     4095,    8191,
-                                   8192,  8193,  16384,  65535,   65536,   65537,
+    static const size_t sizes[] = {0,     1,     7,      100,     192,     193,    248,
+                                   249,   500,   744,    1000,    1024,    1200,   4095,
+                                   8191,  8192,  8193,   16384,   65535,   65536,  65537,
                                    100003, 1 << 20, 4 << 20};
     int to = (me + 1) % np, from = (me - 1 + np) % np;
     ucoll_status_t st;
@@ -279,8 +281,8 @@ static void test_wildcard(void)
  * them before the messages arrive and part after. */
 static void test_order(void)
 {
-    static const size_t sizes[] = {0,      10,   8192,    8193, 40000,   65536,
-                                   65537,  3,    200000,  8191, 1 << 20, 64};
+    static const size_t sizes[] = {0,     10,      8192, 8193,    40000, 65536, 65537,
+                                   3,     200000,  8191, 1 << 20, 64,    300,   1000};
     enum { NS = sizeof(sizes) / sizeof(sizes[0]), N = 10 * NS };
     int peer = me ^ 1, i;
     ucoll_req_t *r[N];
