@@ -15,17 +15,16 @@
  * the context's configuration (as UCOLL_<OP>_ALGO would be), after checking
  * that the collective has an algorithm of that name.
  *
- * --chain measures a broadcast's latency end to end instead:
- * the root alternates between rank 0 and rank p-1, with no barrier between
- * calls, and every rank divides the time of the whole timed loop by the
- * number of calls. Call i+1 cannot start at its root before call i's data
- * has reached that rank, so at p = 2 this is a ping-pong of broadcasts (the
- * figure is comparable with ucoll_bench latency), and above it each call
- * costs at least the time for data to travel from one end to the other.
- * With another collective, --chain runs the calls back to back the same
- * way (a rooted one alternating its root likewise): what a loop of calls
- * costs when nothing separates them, so a rank that finishes its part
- * early may start the next call.
+ * --chain runs the calls back to back instead, with no barrier between
+ * them, and every rank divides the time of the whole timed loop by the
+ * number of calls; a rooted collective alternates its root between rank 0
+ * and rank p-1. For a bcast this is its latency end to end: call i+1
+ * cannot start at its root before call i's data has reached that rank, so
+ * at p = 2 it is a ping-pong of broadcasts (comparable with ucoll_bench
+ * latency), and above it each call costs at least the time for data to
+ * travel from one end to the other. For another collective it is what a
+ * loop of calls costs when nothing separates them: a rank that finishes
+ * its part early may start the next call.
  *
  * --check refills the inputs before every call (outside the timed region)
  * and compares every result with a reference computed locally: inputs are

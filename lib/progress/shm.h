@@ -28,7 +28,10 @@
  *   - a rank writes its data for call s only once every peer has reached
  *     end(s-1), so nobody still reads what an earlier call left there; and
  *     within a call, only once the readers of what it overwrites have said,
- *     by their position, that they are through with it;
+ *     by their position, that they are through with it (one exception:
+ *     small one-shot reductions in a row alternate two places, so call s
+ *     waits for end(s-2), the readers of the place it writes; see
+ *     oneshot_area in lib/algos/allreduce/shm.c);
  *   - a rank reads a peer's data for step k only once the peer's position
  *     says that step k is written.
  *

@@ -399,7 +399,8 @@ static void reduce_all(const ucoll_shm_op_t *op, void *dst, int inline_, size_t 
  * root's end of each call, one hop more than the linear algorithm's
  * message). Every rank sees the same calls in the same order, so all
  * agree on each call's place. Set once per call, at its first poll (the
- * calls of a communicator run one at a time, in order). */
+ * calls of a communicator run one at a time, in order), and kept in op->k:
+ * 0 before, then 1 + the place, plus 2 when the call follows such a call. */
 static void oneshot_area(ucoll_shm_op_t *op, int *area, uint64_t *since)
 {
     ucoll_shm_t *sh = op->sh;
