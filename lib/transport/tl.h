@@ -19,9 +19,10 @@ int ucoll__tl_init(ucoll_ctx_t *ctx);
 void ucoll__tl_cleanup(ucoll_ctx_t *ctx);
 
 /* Complete every operation started on the worker, fire-and-forget control
- * messages included (ucp_worker_flush_nbx, progressed until it completes),
- * so that nothing a peer waits for is still queued inside UCX when this
- * process stops progressing (the final fence). Gives up after a few seconds
+ * messages included (progress until UCX holds no send, then
+ * ucp_worker_flush_nbx, progressed until it completes), so that nothing a
+ * peer waits for is still queued inside UCX when this process stops
+ * progressing (the final fence). Gives up after a few seconds
  * (a peer that stopped progressing without failing): UCOLL_ERR_TIMEOUT.
  * UCOLL_OK without a UCX context. */
 int ucoll__tl_flush(ucoll_ctx_t *ctx);

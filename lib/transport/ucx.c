@@ -858,33 +858,60 @@ void ucoll__tl_close_eps(ucoll_ctx_t *ctx)
     free(reqs);
 }
 
+/* Whether UCX still holds a send started here. ucp_worker_flush covers RMA
+ * and not sends, and a send that UCX queued for want of room at the peer
+ * (a full receive FIFO) goes out only as this worker progresses: a
+ * control message without a request (a FIN after a get, returned credits)
+ * or a packet that found its ring full, left there by a rank that then
+ * sleeps in the job's final fence, would hold its peer, and the fence,
+ * forever (seen: a get-mode window of 64 messages of 4 MiB, 4 FINs
+ * queued at the receiver's finalize). */
+static int sends_held(const ucoll_tl_t *tl)
+{
+    const ucoll_list_t *pos;
+
+    ucoll_list_for_each(pos, &tl->ops_live)
+    {
+        const ucoll_tl_op_t *op = ucoll_container_of(pos, ucoll_tl_op_t, link);
+
+        if (op->ucp_req != NULL &&
+            (op->type == UCOLL_TL_OP_AM_SEND || op->type == UCOLL_TL_OP_TAG_SEND)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int ucoll__tl_flush(ucoll_ctx_t *ctx)
 {
     ucoll_tl_t *tl = ctx->tl;
     ucp_request_param_t param = {0};
     ucs_status_ptr_t r;
-    ucs_status_t st;
+    ucs_status_t st = UCS_OK;
     uint64_t deadline;
 
     if (tl == NULL) {
         return UCOLL_OK;
     }
-    r = ucp_worker_flush_nbx(tl->worker, &param);
-    if (r == NULL) {
-        return UCOLL_OK;
+    /* progress with the liveness watch: a same-node peer that dies meanwhile
+     * fails its endpoint's operations rather than holding the flush */
+    deadline = ucoll__tl_now_ns() + FLUSH_TIMEOUT_NS;
+    while (sends_held(tl) && ucoll__tl_now_ns() < deadline) {
+        ucoll__tl_progress(ctx);
     }
+    r = ucp_worker_flush_nbx(tl->worker, &param);
     if (UCS_PTR_IS_ERR(r)) {
         ucoll_debug("ucp_worker_flush_nbx: %s", ucs_status_string(UCS_PTR_STATUS(r)));
         return ucoll__tl_status(UCS_PTR_STATUS(r));
     }
-    /* progress with the liveness watch: a same-node peer that dies meanwhile
-     * fails its endpoint's operations rather than holding the flush */
-    deadline = ucoll__tl_now_ns() + FLUSH_TIMEOUT_NS;
-    while ((st = ucp_request_check_status(r)) == UCS_INPROGRESS && ucoll__tl_now_ns() < deadline) {
-        ucoll__tl_progress(ctx);
+    if (r != NULL) {
+        while ((st = ucp_request_check_status(r)) == UCS_INPROGRESS &&
+               ucoll__tl_now_ns() < deadline) {
+            ucoll__tl_progress(ctx);
+        }
+        ucp_request_free(r); /* released by UCX once complete, if it is not */
     }
-    ucp_request_free(r); /* released by UCX once complete, if it is not */
-    if (st == UCS_INPROGRESS) {
+    if (st == UCS_INPROGRESS || sends_held(tl)) {
         ucoll_warn("finalize: UCX did not complete its outstanding operations in %llu s",
                    (unsigned long long)(FLUSH_TIMEOUT_NS / 1000000000ull));
         return UCOLL_ERR_TIMEOUT;

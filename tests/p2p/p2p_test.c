@@ -702,6 +702,48 @@ static void run_timeout(void)
     run_timeout_rndv();
 }
 
+/* Rendezvous sends whose receiver finalizes at once, as in an OSU
+ * bandwidth run: windows of FIN_WINDOW messages of FIN_BYTES from rank 0
+ * to rank 1, each acknowledged, and rank 1 goes to finalize after the
+ * last. The receiver's answers to the last window (a FIN per message
+ * under UCOLL_RNDV_MODE=get) may still be queued inside UCX then: its
+ * finalize must push them out before it sits in the final fence, or rank
+ * 0's sends never complete and the job hangs (without that, about one run
+ * in ten hung here under get). Every message is checked. */
+static void run_finalize_held(void)
+{
+    enum { FIN_WINDOW = 64, FIN_BYTES = 4 << 20, FIN_ROUNDS = 10 };
+    ucoll_req_t *r[FIN_WINDOW];
+    char *buf = malloc(FIN_BYTES);
+    int i, k, ack = 0;
+
+    if (buf == NULL) {
+        FAIL("no memory");
+        return;
+    }
+    sync_all(1);
+    for (k = 0; k < FIN_ROUNDS && me < 2; k++) {
+        memset(buf, me == 0 ? 'a' + k : 0, FIN_BYTES);
+        for (i = 0; i < FIN_WINDOW; i++) {
+            if (me == 0) {
+                OK(ucoll_isend(buf, FIN_BYTES, UCOLL_BYTE, 1, 7, world, &r[i]));
+            } else {
+                OK(ucoll_irecv(buf, FIN_BYTES, UCOLL_BYTE, 0, 7, world, &r[i]));
+            }
+        }
+        OK(ucoll_waitall(FIN_WINDOW, r));
+        if (me == 0) {
+            OK(ucoll_recv(&ack, 1, UCOLL_INT32, 1, 8, world, NULL));
+        } else {
+            if (!all_bytes(buf, FIN_BYTES, 'a' + k)) {
+                FAIL("window %d: rendezvous messages hold other data than was sent", k);
+            }
+            OK(ucoll_send(&ack, 1, UCOLL_INT32, 0, 8, world));
+        }
+    }
+    free(buf);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "all";
@@ -740,6 +782,12 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "timeout")) {
         if (np > 1) {
             run_timeout();
+        }
+        goto out;
+    }
+    if (!strcmp(mode, "finalize")) {
+        if (np > 1) {
+            run_finalize_held();
         }
         goto out;
     }

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Run p2p_test under a launcher with a bounded time.
 # usage: run_p2p.sh ucollrun|mpirun LAUNCHER PROGRAM NP UCX_TLS [MODE [VAR=VALUE...]]
+# (P2P_RUNS=N among the VAR=VALUE: the job N times, until one fails)
 # MODEs "kill", "killwild" and "killrndv" pass when rank 0 reports PASS (the job has lost a rank, so
 # the launcher's own exit status says nothing about the test).
 kind=$1 launcher=$2 prog=$3 np=$4 tls=$5
@@ -24,9 +25,19 @@ mpirun)
     set -- "$launcher" --allow-run-as-root --oversubscribe -np "$np" ;;
 *) echo "unknown launcher kind $kind" >&2; exit 2 ;;
 esac
-out=$(timeout -k 5 150 "$@" "$prog" "$mode" 2>&1)
-rc=$?
+# P2P_RUNS=N runs the job N times (a case that fails in some runs only),
+# each bounded, until one fails
+runs=${P2P_RUNS:-1} limit=150
+[ "$runs" -gt 1 ] && limit=30
+i=0
+while [ $i -lt "$runs" ]; do
+    out=$(timeout -k 5 $limit "$@" "$prog" "$mode" 2>&1)
+    rc=$?
+    i=$((i + 1))
+    [ $rc -eq 0 ] || break
+done
 printf '%s\n' "$out"
+[ "$runs" -gt 1 ] && echo "run_p2p.sh: run $i of $runs"
 [ $rc -eq 124 ] && echo "run_p2p.sh: timed out" >&2
 case $mode in kill*) killmode=1 ;; *) killmode=0 ;; esac
 if [ $killmode = 1 ]; then
