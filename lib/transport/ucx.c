@@ -859,13 +859,13 @@ void ucoll__tl_close_eps(ucoll_ctx_t *ctx)
 }
 
 /* Whether UCX still holds a send started here. ucp_worker_flush covers RMA
- * and not sends, and a send that UCX queued for want of room at the peer
- * (a full receive FIFO) goes out only as this worker progresses: a
- * control message without a request (a FIN after a get, returned credits)
- * or a packet that found its ring full, left there by a rank that then
- * sleeps in the job's final fence, would hold its peer, and the fence,
- * forever (seen: a get-mode window of 64 messages of 4 MiB, 4 FINs
- * queued at the receiver's finalize). */
+ * and not sends, and a send that UCX returned in flight goes out only as
+ * this worker progresses: a control message without a request (a FIN
+ * after a get, returned credits) or a packet that found its ring full,
+ * left there by a rank that then sits in the job's final fence, would hold
+ * its peer, and the fence, forever (seen: get-mode windows of 64 messages
+ * of 4 MiB, where UCX returned about a quarter of the FINs in flight, and
+ * 4 were still in flight when the receiver entered the fence). */
 static int sends_held(const ucoll_tl_t *tl)
 {
     const ucoll_list_t *pos;
