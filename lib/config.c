@@ -54,6 +54,7 @@ static const char *boot_names[] = {"auto", "pmix", "singleton", "env", NULL};
 static const char *wait_names[] = {"spin", "block", "hybrid", "yield", "auto", NULL};
 static const char *rndv_names[] = {"auto", "tag", "am", "get", NULL};
 static const char *shm_names[] = {"auto", "off", NULL};
+static const char *liveness_names[] = {"auto", "ucx", NULL};
 const char *ucoll__shm_way_names[] = {"auto", "oneshot", "sliced", "root", "pipelined", NULL};
 
 #define OFF(_f) offsetof(ucoll_config_t, _f)
@@ -145,6 +146,12 @@ static const cfg_row_t cfg_table[] = {
      "small point-to-point messages to a peer on this node through a ring in shared memory "
      "mapped by UCX: auto (where UCX can map it), off (all through UCX)",
      OFF(p2p_shm), shm_names},
+    {"LIVENESS", CFG_ENUM, "auto",
+     "how the death of a peer on this node is found: auto (its process is watched where both "
+     "ranks see one pid namespace, over any transport; UCX's peer error handling otherwise), "
+     "ucx (UCX's peer error handling for every peer; on one node only TCP offers it, and over "
+     "TCP it keeps a rendezvous to one interface and lane)",
+     OFF(liveness), liveness_names},
     ALGO_ROW(BARRIER, "barrier"),
     ALGO_ROW(BCAST, "bcast"),
     ALGO_ROW(REDUCE, "reduce"),
@@ -164,7 +171,7 @@ static const cfg_row_t cfg_table[] = {
 };
 
 /* The algorithm rows were written in ucoll_coll_t order; keep them so. */
-_Static_assert(sizeof(cfg_table) / sizeof(cfg_table[0]) == 23 + UCOLL_COLL_LAST,
+_Static_assert(sizeof(cfg_table) / sizeof(cfg_table[0]) == 24 + UCOLL_COLL_LAST,
                "one ALGO row per collective");
 
 #define NROWS (sizeof(cfg_table) / sizeof(cfg_table[0]))

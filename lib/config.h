@@ -50,6 +50,10 @@ typedef enum {
 } ucoll_wait_mode_t;
 typedef enum { UCOLL_RNDV_AUTO, UCOLL_RNDV_TAG, UCOLL_RNDV_AM, UCOLL_RNDV_GET } ucoll_rndv_mode_t;
 typedef enum { UCOLL_SHM_MODE_AUTO, UCOLL_SHM_MODE_OFF } ucoll_shm_mode_t;
+/* How a same-node peer's death is found (lib/transport/ucx.h, "Failure
+ * detection"): AUTO watches its process where it can, UCX hands every peer
+ * to UCX's peer error handling. */
+typedef enum { UCOLL_LIVENESS_AUTO, UCOLL_LIVENESS_UCX } ucoll_liveness_t;
 /* The way of the shared-memory reduce and allreduce rows
  * (lib/algos/allreduce/shm.c); AUTO: the model's. */
 typedef enum {
@@ -86,6 +90,7 @@ typedef struct ucoll_config {
     size_t shm_size;                             /* bytes of each rank's shared region */
     int shm_way;                                 /* ucoll_shm_way_t */
     int p2p_shm;                                 /* ucoll_shm_mode_t: point-to-point rings */
+    int liveness;                                /* ucoll_liveness_t */
     char *algo[UCOLL_COLL_LAST];                 /* forced algorithm ids, NULL = model */
 } ucoll_config_t;
 

@@ -616,10 +616,12 @@ static int rndv_mode(ucoll_p2p_t *p, int world)
              * cached) 10.0-12.6k/11.1-12.6k/11.1-13.1k; get has the lowest
              * latency at 16K (4.2 vs 5.8 us for am) but needs
              * RMA in the UCP context, which slows every small message, so it is
-             * only used when asked for. TCP, 4M: tag 4330, am 3391, get
-             * 1030 MB/s (a quarter: UCX 1.13 emulates get over TCP). AM
-             * and tag trade places between runs on shared memory; tag
-             * leads on TCP. */
+             * only used when asked for. TCP, 4M, on one node (no UCX
+             * error handling, see lib/transport/ucx.h): tag 4340-5040, am
+             * 3960-4970, get 830-1090 MB/s (UCX 1.13 emulates get over
+             * TCP); with UCX's peer error handling, as between nodes: tag
+             * 4330, am 3391. AM and tag trade places between runs on
+             * shared memory; tag leads on TCP. */
             peer->rndv_mode = ucoll__tl_kind(p->ctx, world) == UCOLL_TL_KIND_SHM
                                   ? UCOLL_PROTO_RNDV_AM
                                   : UCOLL_PROTO_RNDV_TAG;

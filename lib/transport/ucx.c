@@ -305,6 +305,11 @@ int ucoll__tl_init(ucoll_ctx_t *ctx)
     tl->efd = -1;
     tl->peer_mode = -1;
     tl->no_pid_watch = ident_self(&tl->id);
+    if (tl->no_pid_watch == NULL && ctx->cfg.liveness == UCOLL_LIVENESS_UCX) {
+        /* published unwatchable, so that our peers decide alike */
+        tl->id.watchable = 0;
+        tl->no_pid_watch = "UCOLL_LIVENESS=ucx";
+    }
     if (tl->no_pid_watch) {
         ucoll_debug("liveness: no pid watch for same-node peers (UCX peer error handling "
                     "instead): %s",
@@ -599,13 +604,13 @@ int ucoll__tl_ep_connect(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p)
             return ret;
         }
     }
-    /* see ucx.h: a same-node peer over shared memory is watched through
-     * its pid where the pid means the same to both of us, any other peer
-     * gets UCX's peer error handling */
+    /* see ucx.h: a same-node peer is watched through its pid where the
+     * pid means the same to both of us, any other peer gets UCX's peer
+     * error handling */
     if (peer->local && rank != ctx->rank) {
         unwatchable = ident_unwatchable(tl, &peer->id);
     }
-    watch = rank == ctx->rank || (peer->local && tl->have_shm && unwatchable == NULL);
+    watch = rank == ctx->rank || (peer->local && unwatchable == NULL);
     params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
     params.address = peer->addr;
     if (watch) {
