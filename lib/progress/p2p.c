@@ -616,12 +616,15 @@ static int rndv_mode(ucoll_p2p_t *p, int world)
              * cached) 10.0-12.6k/11.1-12.6k/11.1-13.1k; get has the lowest
              * latency at 16K (4.2 vs 5.8 us for am) but needs
              * RMA in the UCP context, which slows every small message, so it is
-             * only used when asked for. TCP, 4M, on one node (no UCX
-             * error handling, see lib/transport/ucx.h): tag 4340-5040, am
-             * 3960-4970, get 830-1090 MB/s (UCX 1.13 emulates get over
-             * TCP); with UCX's peer error handling, as between nodes: tag
-             * 4330, am 3391. AM and tag trade places between runs on
-             * shared memory; tag leads on TCP. */
+             * only used when asked for. TCP, 4M, 9 alternations: on one
+             * node (no UCX error handling, see lib/transport/ucx.h) tag
+             * 3230-4760 (median 3830), am 3440-4620 (3810); with UCX's
+             * peer error handling, as between nodes (UCOLL_LIVENESS=ucx),
+             * tag 2050-3890 (2780), am 2020-3760 (3180); get 830-1090
+             * (UCX 1.13 emulates get over TCP). AM and tag trade places
+             * between runs, on shared memory and on TCP alike; on TCP
+             * tag's median 4 MiB latency was the lower in both modes
+             * (1420 against 1630 us, 1610 against 1700), so TCP keeps tag. */
             peer->rndv_mode = ucoll__tl_kind(p->ctx, world) == UCOLL_TL_KIND_SHM
                                   ? UCOLL_PROTO_RNDV_AM
                                   : UCOLL_PROTO_RNDV_TAG;

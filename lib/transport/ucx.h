@@ -12,10 +12,12 @@
  * cannot serve that mode ("no peer failure handler" in UCX's own words; cma
  * offers no active messages at all), so a PEER endpoint to a same-node peer
  * runs over TCP loopback alone, or cannot be created when UCX_TLS has
- * nothing but shared memory. Over TCP, the mode costs bandwidth: UCX 1.13
- * then carries a rendezvous on one lane of one interface, as active
- * messages, where without it UCX puts the payload (zero copy) and stripes
- * it over every interface. So a same-node endpoint, over whatever
+ * nothing but shared memory. Over TCP, the mode costs large messages
+ * bandwidth: UCX 1.13 then carries a rendezvous on one lane of one
+ * interface, as active messages, where without it UCX puts the payload
+ * (zero copy) and stripes it over every interface, which pays off from
+ * about 1 MiB (below, the one lane is the quicker; UCOLL_LIVENESS=ucx
+ * keeps it). So a same-node endpoint, over whatever
  * transport, uses UCP_ERR_HANDLING_MODE_NONE and the peer's liveness is
  * watched through its process (UCOLL_LIVENESS=ucx gives every peer UCX's
  * peer error handling instead), at most every UCOLL_TL_WATCH_NS,
