@@ -11,19 +11,12 @@ set -uo pipefail
 ucollrun=$1 repeat=$2 world=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+wrap=$(dirname "$(readlink -f "$0")")/rank_env.sh
 fail=0
-cat >"$tmp/wrap.sh" <<'EOS'
-#!/usr/bin/env bash
-# per-rank environment: AGREE_R<rank>="VAR=VALUE ..."
-v=AGREE_R${PMIX_RANK:-0}
-for kv in ${!v:-}; do export "$kv"; done
-exec "$@"
-EOS
-chmod +x "$tmp/wrap.sh"
 export UCOLL_WAIT=block UCOLL_TIMEOUT=60
 
-export AGREE_R0="HWLOC_SYNTHETIC=8" AGREE_R1="HWLOC_SYNTHETIC=8"
-if ! "$ucollrun" -n 4 --timeout 100 -x AGREE_R0 -x AGREE_R1 "$tmp/wrap.sh" "$repeat" 2000 \
+export RANK_ENV_0="HWLOC_SYNTHETIC=8" RANK_ENV_1="HWLOC_SYNTHETIC=8"
+if ! "$ucollrun" -n 4 --timeout 100 -x RANK_ENV_0 -x RANK_ENV_1 "$wrap" "$repeat" 2000 \
         >"$tmp/out" 2>&1; then
     cat "$tmp/out"; echo "FAIL: mixed oversubscription"; fail=1
 elif [ "$(grep -c "cases, 0 failed" "$tmp/out")" != 4 ]; then
@@ -31,11 +24,11 @@ elif [ "$(grep -c "cases, 0 failed" "$tmp/out")" != 4 ]; then
 else
     echo "ok: ranks that see 8 and 2 PUs select alike"
 fi
-unset AGREE_R0 AGREE_R1
+unset RANK_ENV_0 RANK_ENV_1
 
 for var in UCOLL_RADIX=3 UCOLL_BCAST_ALGO=chain UCOLL_MODEL_ALPHA=1e-5; do
-    export AGREE_R2="$var"
-    "$ucollrun" -n 4 --timeout 60 -x AGREE_R2 "$tmp/wrap.sh" "$world" 4 >"$tmp/out" 2>&1
+    export RANK_ENV_2="$var"
+    "$ucollrun" -n 4 --timeout 60 -x RANK_ENV_2 "$wrap" "$world" 4 >"$tmp/out" 2>&1
     rc=$?
     name=${var%%=*}
     if [ $rc = 0 ] || ! grep -q "$name differs between rank 0 and rank 2" "$tmp/out"; then

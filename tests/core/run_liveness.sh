@@ -16,15 +16,8 @@ set -uo pipefail
 ucollrun=$1 world=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+wrap=$(dirname "$(readlink -f "$0")")/rank_env.sh
 fail=0
-cat >"$tmp/wrap.sh" <<'EOS'
-#!/usr/bin/env bash
-# per-rank environment: LIVE_R<rank>="VAR=VALUE ..."
-v=LIVE_R${PMIX_RANK:-0}
-for kv in ${!v:-}; do export "$kv"; done
-exec "$@"
-EOS
-chmod +x "$tmp/wrap.sh"
 export UCOLL_WAIT=block UCOLL_TIMEOUT=30 UCOLL_LOG_LEVEL=debug
 
 run() {   # name expect(ok|fail) -- job arguments
@@ -64,12 +57,12 @@ run "tcp, UCOLL_LIVENESS=ucx" ok -- -x UCOLL_LIVENESS=ucx "$world" 2 &&
         "connected to rank 1 (net, peer error handling: same node, no pid watch: UCOLL_LIVENESS=ucx)" \
         "connected to rank 0 (net, peer error handling: same node, no pid watch: UCOLL_LIVENESS=ucx)"
 
-export LIVE_R1="UCOLL_LIVENESS=ucx"
-run "tcp, UCOLL_LIVENESS=ucx on rank 1 only" ok -- -x LIVE_R1 "$tmp/wrap.sh" "$world" 2 &&
+export RANK_ENV_1="UCOLL_LIVENESS=ucx"
+run "tcp, UCOLL_LIVENESS=ucx on rank 1 only" ok -- -x RANK_ENV_1 "$wrap" "$world" 2 &&
     has "tcp, UCOLL_LIVENESS=ucx on rank 1 only: both ranks use UCX's peer error handling" \
         "connected to rank 1 (net, peer error handling: same node, no pid watch: it cannot be watched through its pid" \
         "connected to rank 0 (net, peer error handling: same node, no pid watch: UCOLL_LIVENESS=ucx)"
-unset LIVE_R1
+unset RANK_ENV_1
 
 export UCX_TLS=sm,self
 run "sm, UCOLL_LIVENESS=ucx" fail -- -x UCOLL_LIVENESS=ucx "$world" 2 &&
