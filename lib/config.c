@@ -94,7 +94,7 @@ static const cfg_row_t cfg_table[] = {
      "eager bytes a sender may have unconsumed at one receiver before it falls back to rendezvous",
      OFF(eager_credits), NULL, 0, 1 << 30, 0, "0 to 1g"},
     {"RNDV_MODE", CFG_ENUM, "auto",
-     "rendezvous payload mechanism: auto (am), tag (tagged "
+     "rendezvous payload mechanism: auto (am on shared memory, tag otherwise), tag (tagged "
      "transfer), am (AM rendezvous), get (RMA get from a cached registration; enables UCX RMA, "
      "which slows small messages)",
      OFF(rndv_mode), rndv_names},

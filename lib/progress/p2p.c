@@ -616,17 +616,18 @@ static int rndv_mode(ucoll_p2p_t *p, int world)
              * cached) 10.0-12.6k/11.1-12.6k/11.1-13.1k; get has the lowest
              * latency at 16K (4.2 vs 5.8 us for am) but needs
              * RMA in the UCP context, which slows every small message, so it is
-             * only used when asked for. TCP, medians of 5 alternations,
-             * latency am/tag: 0.88/0.84/0.85/0.96/0.99 at 128K/256K/512K/
-             * 1M/2M on one node (no UCX error handling, see
-             * lib/transport/ucx.h), 0.80/0.83/0.89/0.94/0.97 with it
-             * (UCOLL_LIVENESS=ucx, as between nodes): am is one handshake,
-             * tag is ucoll's announcement and answer and then UCX's own
-             * rendezvous. At 4M, 7 alternations on one node, am/tag 0.96
-             * in latency and 0.95 in bandwidth, within this machine's
-             * spread; get 830-1090 MB/s against am's 3000-5000 (UCX 1.13
-             * emulates get over TCP). So am, one handshake, everywhere. */
-            peer->rndv_mode = UCOLL_PROTO_RNDV_AM;
+             * only used when asked for. TCP, 4M, 9 alternations: on one
+             * node (no UCX error handling, see lib/transport/ucx.h) tag
+             * 3230-4760 (median 3830), am 3440-4620 (3810); with UCX's
+             * peer error handling, as between nodes (UCOLL_LIVENESS=ucx),
+             * tag 2050-3890 (2780), am 2020-3760 (3180); get 830-1090
+             * (UCX 1.13 emulates get over TCP). AM and tag trade places
+             * between runs, on shared memory and on TCP alike; on TCP
+             * tag's median 4 MiB latency was the lower in both modes
+             * (1420 against 1630 us, 1610 against 1700), so TCP keeps tag. */
+            peer->rndv_mode = ucoll__tl_kind(p->ctx, world) == UCOLL_TL_KIND_SHM
+                                  ? UCOLL_PROTO_RNDV_AM
+                                  : UCOLL_PROTO_RNDV_TAG;
             break;
         }
     }
