@@ -429,6 +429,10 @@ int ucoll_finalize(ucoll_ctx_t *ctx)
      * before scratch is freed or finalize returns (their status is seen by
      * nobody: the requests go with the context) */
     ucoll__p2p_quiesce(ctx, UCOLL_ERR_PEER);
+    /* a run whose last operation ended during the quiesce (a send that UCX
+     * held until its receiver let go) ends now: its request completes and
+     * the call's state is freed; a call it would start next fails at once */
+    (void)ucoll__exec_progress(ctx);
     ctx_free_comms(ctx);
     ucoll__exec_cleanup(ctx);
     ucoll__p2p_cleanup(ctx);
