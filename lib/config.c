@@ -94,9 +94,9 @@ static const cfg_row_t cfg_table[] = {
      "eager bytes a sender may have unconsumed at one receiver before it falls back to rendezvous",
      OFF(eager_credits), NULL, 0, 1 << 30, 0, "0 to 1g"},
     {"RNDV_MODE", CFG_ENUM, "auto",
-     "rendezvous payload mechanism: auto (am on shared memory, tag otherwise), tag (tagged "
-     "transfer), am (AM rendezvous), get (RMA get from a cached registration; enables UCX RMA, "
-     "which slows small messages)",
+     "rendezvous payload mechanism: auto (am, the fastest measured on shared memory and TCP), "
+     "tag (tagged transfer), am (AM rendezvous), get (RMA get from a cached registration; "
+     "enables UCX RMA, which slows small messages)",
      OFF(rndv_mode), rndv_names},
     {"WAIT", CFG_ENUM, "auto",
      "waiting: auto (spin with a processing unit per local rank, else yield), spin (busy poll), "

@@ -624,15 +624,15 @@ static int rndv_mode(ucoll_p2p_t *p, int world)
              * (UCX 1.13 emulates get over TCP). AM and tag trade places
              * between runs, on shared memory and on TCP alike; on TCP
              * tag's median 4 MiB latency was the lower in both modes
-             * (1420 against 1630 us, 1610 against 1700), so TCP keeps tag.
-             * am measured 0.80-0.96x tag's latency at 128K-1M over TCP
-             * (one handshake, not two), but a timed-out large gatherv
-             * over TCP (lifetimes-timeout-gatherv-binomial-large) then
-             * left its am send in UCX, never withdrawn, and its state
-             * leaked under AddressSanitizer; with tag it is withdrawn. */
-            peer->rndv_mode = ucoll__tl_kind(p->ctx, world) == UCOLL_TL_KIND_SHM
-                                  ? UCOLL_PROTO_RNDV_AM
-                                  : UCOLL_PROTO_RNDV_TAG;
+             * (1420 against 1630 us, 1610 against 1700). Latency over
+             * TCP on one node, 64K-4M, medians of 7 alternations in one
+             * run, against ucx_perftest -t tag_lat: tag 1.14-1.20x at
+             * 128K-1M, 1.00 at 4M; am 1.01-1.10x at 128K-1M (one
+             * handshake, not two), 0.99 at 4M. So every transport uses
+             * am. A send UCX holds until its receiver lets go (a
+             * timed-out collective's) ends at the latest when the
+             * receiver finalizes, which releases what it never took. */
+            peer->rndv_mode = UCOLL_PROTO_RNDV_AM;
             break;
         }
     }
