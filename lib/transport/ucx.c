@@ -665,16 +665,6 @@ int ucoll__tl_ep_connect(ucoll_ctx_t *ctx, int rank, ucp_ep_h *ep_p)
     return UCOLL_OK;
 }
 
-int ucoll__tl_kind(ucoll_ctx_t *ctx, int rank)
-{
-    ucp_ep_h ep;
-
-    if (ucoll__tl_ep(ctx, rank, &ep) != UCOLL_OK) {
-        return UCOLL_TL_KIND_SHM;
-    }
-    return ctx->tl->peers[rank].kind;
-}
-
 void ucoll__tl_watch(ucoll_ctx_t *ctx)
 {
     ucoll_tl_t *tl = ctx->tl;

@@ -220,9 +220,6 @@ static inline int ucoll__tl_failed(const ucoll_ctx_t *ctx, int rank)
  * reported (tl->on_failure) at the next progress, not under the caller. */
 int ucoll__tl_check_failed(ucoll_ctx_t *ctx, int rank);
 
-/* Transport family used to reach rank (connects if needed); SHM on error. */
-int ucoll__tl_kind(ucoll_ctx_t *ctx, int rank);
-
 /* Mark rank failed (once) and run tl->on_failure. */
 void ucoll__tl_set_failed(ucoll_ctx_t *ctx, int rank, int status);
 

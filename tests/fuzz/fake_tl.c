@@ -312,12 +312,6 @@ int ucoll__tl_ep_connect(ucoll_ctx_t *ctx, int rank, struct ucp_ep **ep_p)
     return UCOLL_OK;
 }
 
-int ucoll__tl_kind(ucoll_ctx_t *ctx, int rank)
-{
-    (void)rank;
-    return fake_of(ctx->tl)->cfg.kind_net ? UCOLL_TL_KIND_NET : UCOLL_TL_KIND_SHM;
-}
-
 /* The point-to-point engine alone runs no schedule: a failure has no
  * collective run to end (lib/progress/sched.c is not part of the harness). */
 void ucoll__exec_peer_failed(ucoll_ctx_t *ctx, int world)

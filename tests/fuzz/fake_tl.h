@@ -32,7 +32,6 @@ typedef struct {
     int rank, size;
     size_t eager_limit, eager_credits;
     int rndv_mode; /* UCOLL_RNDV_* */
-    int kind_net;  /* peers look like TCP (else shared memory) to rndv auto */
     int async;     /* operations complete at the next progress, not at once */
     int log_level; /* ucoll__log_level for the run; -1 silences */
     int stats;     /* print the engine's counters when destroyed */

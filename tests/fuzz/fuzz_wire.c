@@ -357,8 +357,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cfg.rndv_mode = c & 3;
     cfg.eager_limit = eager_limit[(c >> 2) & 1];
     cfg.eager_credits = credits[(c >> 3) & 1];
-    cfg.async = (c >> 4) & 1;
-    cfg.kind_net = (c >> 5) & 1;
+    cfg.async = (c >> 4) & 1; /* bit 5 unused */
     cfg.rank = c >> 6;
     cfg.size = FZ_SIZE;
     cfg.log_level = -1;
