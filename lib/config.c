@@ -136,6 +136,11 @@ static const cfg_row_t cfg_table[] = {
      "messages go through it in pieces; the region adds a 128-byte control line); 0 = 1m, or "
      "4m where ranks outnumber processing units",
      OFF(shm_size), NULL, 4096, 1 << 30, 1, "0 (1m or 4m) or 4k to 1g"},
+    {"SHM_STREAM_MIN", CFG_SIZE, "32k",
+     "copies of this many bytes and more into a rank's shared-memory region that other ranks "
+     "only copy out (bcast, allgather, alltoall) bypass this core's cache (non-temporal stores, "
+     "x86-64); 0 = never",
+     OFF(shm_stream_min), NULL, 64, 1e15, 1, "0 (never) or 64 and more"},
     {"SHM_WAY", CFG_ENUM, "auto",
      "way of the shared-memory reduce and allreduce rows: auto (the model's), oneshot, sliced, "
      "root (pipelined to the root; reduce), pipelined (allreduce); a way the call cannot take "
@@ -172,7 +177,7 @@ static const cfg_row_t cfg_table[] = {
 };
 
 /* The algorithm rows were written in ucoll_coll_t order; keep them so. */
-_Static_assert(sizeof(cfg_table) / sizeof(cfg_table[0]) == 24 + UCOLL_COLL_LAST,
+_Static_assert(sizeof(cfg_table) / sizeof(cfg_table[0]) == 25 + UCOLL_COLL_LAST,
                "one ALGO row per collective");
 
 #define NROWS (sizeof(cfg_table) / sizeof(cfg_table[0]))

@@ -88,6 +88,7 @@ typedef struct ucoll_config {
     char *tune_file;                             /* selection rules file, NULL = none */
     int shm;                                     /* ucoll_shm_mode_t */
     size_t shm_size;                             /* bytes of each rank's shared region */
+    size_t shm_stream_min; /* copies into a region from this size stream past the cache */
     int shm_way;                                 /* ucoll_shm_way_t */
     int p2p_shm;                                 /* ucoll_shm_mode_t: point-to-point rings */
     int liveness;                                /* ucoll_liveness_t */

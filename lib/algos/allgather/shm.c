@@ -75,7 +75,7 @@ static int shm_poll(ucoll_shm_op_t *op)
                                                    : ucoll__shm_pos(s, 2 * k))) {
                 return UCOLL_SHM_AGAIN;
             }
-            ucoll__shm_copy(ucoll__shm_buf(sh, me, m), (const char *)op->sbuf + off, len);
+            ucoll__shm_publish(sh, ucoll__shm_buf(sh, me, m), (const char *)op->sbuf + off, len);
             ucoll__shm_post(sh, ucoll__shm_pos(s, 2 * k + 1));
             if (!op->in_place) {
                 ucoll__shm_copy(rbuf + (size_t)me * m + off, (const char *)op->sbuf + off, len);

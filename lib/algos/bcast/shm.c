@@ -81,7 +81,7 @@ static int shm_poll(ucoll_shm_op_t *op)
             if (op->iov) {
                 ucoll__shm_iov_copy(op, ring + (j % slots) * q, len, 1);
             } else {
-                ucoll__shm_copy(ring + (j % slots) * q, buf + off, len);
+                ucoll__shm_publish(op->sh, ring + (j % slots) * q, buf + off, len);
             }
             ucoll__shm_post(sh, j + 1 < n ? ucoll__shm_pos(s, j + 1) : ucoll__shm_end(s));
         }
