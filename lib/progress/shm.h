@@ -239,8 +239,9 @@ static inline char *ucoll__shm_buf(const ucoll_shm_t *sh, int r, size_t bytes)
 }
 
 /* memcpy in slices of less than 1 MiB; every copy into or out of a region
- * goes through it (pieces reach 1 MiB with a large UCOLL_SHM_SIZE or
- * UCOLL_SEGMENT_SIZE, and allgather's whole area at the default). Here (glibc 2.36, AMD EPYC) one
+ * goes through it but those ucoll__shm_publish streams (pieces reach 1 MiB
+ * with a large UCOLL_SHM_SIZE or UCOLL_SEGMENT_SIZE, and allgather's whole
+ * area at the default). Here (glibc 2.36, AMD EPYC) one
  * memcpy of 1 MiB or more takes another way than a shorter one: between a
  * rank's buffers and regions that another rank reads meanwhile it
  * measured 2.5x the time (an allgather of 1 MiB blocks at p = 2, one
