@@ -268,11 +268,12 @@ static inline void ucoll__shm_copy(void *dst, const void *src, size_t len)
  * x86-64, which send the lines to memory instead of keeping them in this
  * core's cache, where the reader would take them one by one. Here (AMD
  * EPYC, 2 cores, p = 2, medians of 5-7 alternations) that took
- * 0.85-0.97x the time from 64 KiB to 8 MiB in allgather, alltoall and
- * bcast (about even at 16-32 KiB, 1.05x at 8 KiB). Not for data that a
- * reduction reads: reduce, allreduce and reduce_scatter_block took
- * 1.03-1.15x the time from 512 KiB to 8 MiB with it. The fence orders
- * the stores before the post that says the data is there. */
+ * 0.85-0.97x the time from 64 KiB to 8 MiB in allgather, and from 128 KiB
+ * 0.85-0.95x in alltoall and 0.88-0.99x in bcast (0.85-1.05x at 16-64
+ * KiB, 1.05-1.07x at 8 KiB). Not for data that a reduction reads: reduce,
+ * allreduce and reduce_scatter_block took 1.00-1.18x the time from 1 to 8
+ * MiB with it. The fence orders the stores before the post that says the
+ * data is there. */
 static inline void ucoll__shm_publish(const ucoll_shm_t *sh, void *dst, const void *src,
                                       size_t len)
 {
