@@ -630,8 +630,11 @@ static int rndv_mode(ucoll_p2p_t *p, int world)
              * 128K-1M, 1.00 at 4M; am 1.01-1.10x at 128K-1M (one
              * handshake, not two), 0.99 at 4M. So every transport uses
              * am. A send UCX holds until its receiver lets go (a
-             * timed-out collective's) ends at the latest when the
-             * receiver finalizes, which releases what it never took. */
+             * timed-out collective's) ends when the receiver finalizes,
+             * which releases what it never took; if that comes after the
+             * sender's finalize stopped waiting (CLEANUP_SEND_NS), the
+             * call's state is settled when the sender's context goes
+             * (ucoll__req_pool_cleanup). */
             peer->rndv_mode = UCOLL_PROTO_RNDV_AM;
             break;
         }
@@ -1589,6 +1592,26 @@ static void print_stats(ucoll_p2p_t *p)
     }
 }
 
+static void net_req_done(ucoll_req_t *req);
+
+/* The executor's operations that UCX still holds once finalize stopped
+ * waiting for them (a send whose receiver never took it, until that
+ * receiver finalizes too): the executor frees their runs next, so their
+ * completion, if it ever comes, must no longer reach a run. */
+static void orphan_net_reqs(ucoll_p2p_t *p)
+{
+    ucoll_list_t *pos;
+
+    ucoll_list_for_each(pos, &p->tl->ops_live)
+    {
+        ucoll_req_t *req = ucoll_container_of(pos, ucoll_tl_op_t, link)->req;
+
+        if (req != NULL && req->cb == net_req_done) {
+            req->u.p2p.net_cb = NULL;
+        }
+    }
+}
+
 void ucoll__p2p_quiesce(ucoll_ctx_t *ctx, int status)
 {
     ucoll_p2p_t *p = ctx->p2p;
@@ -1615,6 +1638,7 @@ void ucoll__p2p_quiesce(ucoll_ctx_t *ctx, int status)
     }
     if (held) {
         ucoll_warn("finalize: UCX still holds the buffers of %zu operations", held);
+        orphan_net_reqs(p);
     }
 }
 
@@ -1709,7 +1733,9 @@ static void net_req_done(ucoll_req_t *req)
     int err = req->status.error;
 
     ucoll__req_release(req);
-    cb(arg, err);
+    if (cb != NULL) { /* NULL: orphaned at finalize (orphan_net_reqs) */
+        cb(arg, err);
+    }
 }
 
 static ucoll_req_t *net_req(ucoll_comm_t *comm, int kind, void *buf, size_t bytes, int peer,

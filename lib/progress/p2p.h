@@ -22,7 +22,10 @@ int ucoll__p2p_init(ucoll_ctx_t *ctx);
  * where UCX can and otherwise awaited, and each request completes with
  * status, its callback included. From then on new operations complete at
  * once with status. Returns once UCX holds no buffer of any request (or,
- * after a few seconds, with a warning: those are detached at cleanup).
+ * after a few seconds, with a warning: those are detached at cleanup, and
+ * the executor's no longer complete their run, which finalize frees next;
+ * the state of a call they leave unfinished is settled when the context's
+ * requests go, ucoll__req_pool_cleanup).
  */
 void ucoll__p2p_quiesce(ucoll_ctx_t *ctx, int status);
 

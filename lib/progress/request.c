@@ -47,6 +47,27 @@ void ucoll__req_pool_cleanup(ucoll_ctx_t *ctx)
 {
     ucoll_list_t *pos, *tmp;
 
+    /* A request still out here never completed: a timed-out call left to
+     * end by itself whose send UCX held to the end (its receiver finalized
+     * after this rank's finalize stopped waiting for it). The transport is
+     * gone by now, so nothing can reach its buffers any more: settle the
+     * state its call keeps (fini), as failed, instead of leaking it. */
+    ucoll_list_for_each(pos, &ctx->req_chunks)
+    {
+        req_chunk_t *chunk = ucoll_container_of(pos, req_chunk_t, link);
+
+        for (int i = 0; i < REQ_CHUNK; i++) {
+            ucoll_req_t *req = &chunk->reqs[i];
+
+            if (req->kind != -1 && !req->complete && req->fini != NULL) {
+                void (*fini)(ucoll_req_t *) = req->fini;
+
+                req->status.error = UCOLL_ERR_PEER;
+                req->fini = NULL;
+                fini(req);
+            }
+        }
+    }
     ucoll_list_for_each_safe(pos, tmp, &ctx->req_chunks)
     {
         free(ucoll_container_of(pos, req_chunk_t, link));

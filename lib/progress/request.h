@@ -84,7 +84,9 @@ static inline int ucoll__req_finish(ucoll_req_t *req, ucoll_status_t *status)
     return err;
 }
 
-/* Free every pool chunk; called at context destruction. */
+/* Free every pool chunk; called at context destruction, after the
+ * transport's: the requests still out have their call's state settled
+ * (fini) first. */
 void ucoll__req_pool_cleanup(ucoll_ctx_t *ctx);
 
 /*

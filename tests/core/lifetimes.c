@@ -29,6 +29,10 @@
  *                 picks the algorithm; binomial times out in its first
  *                 schedule, the counts): afterwards nothing of rank 1's
  *                 late call lands in rank 0's buffer. Argument: count.
+ *                 With LIFETIMES_LATE_FINALIZE=S rank 0 finalizes S
+ *                 seconds late: rank 1's finalize gives up on its held
+ *                 send first, and must still free that call's state (run
+ *                 under AddressSanitizer: no leak).
  *   comm-free     ucoll_comm_free of a split communicator with a receive
  *                 still pending fails with UCOLL_ERR_BUSY and changes
  *                 nothing; once the receive completes it succeeds, and the
@@ -283,6 +287,11 @@ static int run_timeout_coll(ucoll_ctx_t *ctx, size_t n, int gatherv)
         }
         go = 1;
         OK(ucoll_send(&go, 1, UCOLL_INT32, 0, 9, world));
+    }
+    if (me == 0 && getenv("LIFETIMES_LATE_FINALIZE")) {
+        /* rank 1's large send, which UCX holds until rank 0 lets go, is
+         * still held when rank 1's finalize stops waiting for it */
+        sleep((unsigned)atoi(getenv("LIFETIMES_LATE_FINALIZE")));
     }
     free(buf);
     return finish(ctx);
