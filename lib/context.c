@@ -434,10 +434,14 @@ int ucoll_finalize(ucoll_ctx_t *ctx)
      * the call's state is freed; a call it would start next fails at once */
     (void)ucoll__exec_progress(ctx);
     ctx_free_comms(ctx);
-    ucoll__exec_cleanup(ctx);
+    /* the runs go now, but their scratch stays until the transport is gone:
+     * a send that finalize gave up on may still be read from it by a
+     * receiver that takes it late (while the engine's cleanup progresses) */
+    ucoll__exec_stop(ctx);
     ucoll__p2p_cleanup(ctx);
     status = ctx_final_fence(ctx);
     ucoll__tl_cleanup(ctx);
+    ucoll__exec_cleanup(ctx);
     ctx->boot->ops->finalize(ctx->boot);
     ctx_free(ctx);
     return status;

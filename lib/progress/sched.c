@@ -85,6 +85,8 @@ typedef struct ucoll_exec {
     ucoll_list_t pool[SCRATCH_CLASSES];
     size_t pool_bytes;
     int draining;
+    int stopped; /* ucoll__exec_stop: scratch is held, not reused or freed */
+    ucoll_list_t held;
     int dry;
     int poison;
     void *dummy; /* dry-run scratch */
@@ -931,6 +933,10 @@ static scratch_hdr_t *scratch_get(ucoll_exec_t *ex, size_t bytes)
 
 static void scratch_put(ucoll_exec_t *ex, scratch_hdr_t *h)
 {
+    if (ex->stopped) {
+        ucoll_list_add_head(&ex->held, &h->link); /* UCX may still read it */
+        return;
+    }
     if (h->cls >= SCRATCH_CLASSES || ex->pool_bytes + h->size > SCRATCH_POOL_MAX) {
         free(h);
         return;
@@ -1335,11 +1341,32 @@ int ucoll__exec_init(ucoll_ctx_t *ctx)
     }
     ucoll_list_init(&ex->ready);
     ucoll_list_init(&ex->active);
+    ucoll_list_init(&ex->held);
     for (int i = 0; i < SCRATCH_CLASSES; i++) {
         ucoll_list_init(&ex->pool[i]);
     }
     ctx->exec = ex;
     return UCOLL_OK;
+}
+
+void ucoll__exec_stop(ucoll_ctx_t *ctx)
+{
+    ucoll_exec_t *ex = ctx->exec;
+    ucoll_list_t *pos, *tmp;
+
+    if (ex == NULL) {
+        return;
+    }
+    ex->stopped = 1;
+    ucoll_list_for_each_safe(pos, tmp, &ex->active)
+    {
+        ucoll_run_t *run = ucoll_container_of(pos, ucoll_run_t, alink);
+        ucoll_debug("freeing collective tag %d still running at cleanup", run->tag);
+        if (run->req) {
+            run->req->u.coll.run = NULL;
+        }
+        run_put(ex, run);
+    }
 }
 
 void ucoll__exec_cleanup(ucoll_ctx_t *ctx)
@@ -1350,14 +1377,11 @@ void ucoll__exec_cleanup(ucoll_ctx_t *ctx)
     if (ex == NULL) {
         return;
     }
-    ucoll_list_for_each_safe(pos, tmp, &ex->active)
+    ucoll__exec_stop(ctx);
+    ucoll_list_for_each_safe(pos, tmp, &ex->held)
     {
-        ucoll_run_t *run = ucoll_container_of(pos, ucoll_run_t, alink);
-        ucoll_debug("freeing collective tag %d still running at cleanup", run->tag);
-        if (run->req) {
-            run->req->u.coll.run = NULL;
-        }
-        run_put(ex, run);
+        ucoll_list_del(pos);
+        free(ucoll_container_of(pos, scratch_hdr_t, link));
     }
     for (int i = 0; i < SCRATCH_CLASSES; i++) {
         ucoll_list_for_each_safe(pos, tmp, &ex->pool[i])

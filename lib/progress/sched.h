@@ -168,8 +168,12 @@ static inline int ucoll__exec_pending(const ucoll_ctx_t *ctx)
     return ctx->exec && !ucoll_list_empty((const ucoll_list_t *)ctx->exec);
 }
 int ucoll__exec_init(ucoll_ctx_t *ctx);
-/* Free the scratch pool and any run still going (their requests are not
- * completed: the context is going away). */
+/* Free any run still going (their requests are not completed: the context
+ * is going away), but hold every scratch block, pooled or the runs', until
+ * ucoll__exec_cleanup: a send UCX still holds may read one until the
+ * transport is gone. */
+void ucoll__exec_stop(ucoll_ctx_t *ctx);
+/* ucoll__exec_stop if not done, then free the scratch and the executor. */
 void ucoll__exec_cleanup(ucoll_ctx_t *ctx);
 
 /* Dry run, for the simulator at scale: local steps are charged to the net's
