@@ -41,7 +41,7 @@ typedef struct {
     char key[2 * KEY_LEN + 2]; /* "op:np=a-b" (no np part when absent) */
     char op[KEY_LEN], np[KEY_LEN];
     size_t lo, hi;           /* [lo, hi), hi SIZE_MAX for inf */
-    char choice[CHOICE_LEN]; /* ":@algo[:seg=..][:radix=..][:way=..]" */
+    char choice[CHOICE_LEN]; /* ":@algo[:seg=..][:radix=..][:way=..][:stream=..]" */
 } mrule_t;
 
 typedef struct {
@@ -103,7 +103,7 @@ static int parse_rule(const char *w, mrule_t *r)
         if (!strncmp(f, "np=", 3)) {
             snprintf(r->np, sizeof(r->np), "%s", f);
         } else if ((f[0] == '@' || !strncmp(f, "seg=", 4) || !strncmp(f, "radix=", 6) ||
-                    !strncmp(f, "way=", 4)) &&
+                    !strncmp(f, "way=", 4) || !strncmp(f, "stream=", 7)) &&
                    used + strlen(f) + 2 < sizeof(r->choice)) {
             snprintf(r->choice + used, sizeof(r->choice) - used, ":%s", f);
         } else {

@@ -15,7 +15,8 @@
  *       (powers of 4), three times in alternation (medians of
  *       measurements of about 20 ms of calls each, 10-2000 calls), with the
  *       default parameters and, for the fastest, a few segment sizes,
- *       radices and shm ways; measure the default selection against the
+ *       radices, shm ways, and for the shm bcast, allgather and alltoall
+ *       rows streaming their copies into the region or not; measure the default selection against the
  *       best again, in 5 to 15 alternations (more while the two are
  *       close), and where the best won by more than 5%, once more after
  *       the whole sweep (a rule must win both looks); write rules (op,
@@ -53,8 +54,11 @@
 #define FINAL_REPS 5    /* default and best measured again, alternating, at least */
 #define FINAL_MAX  15   /* and at most, while the two stay close */
 #define MEASURE_S  0.02 /* seconds of calls a measurement lasts, about */
+#define STREAM_ON  32768 /* the threshold a rule that turns streaming on gives: the default */
 
 static int rank, size;
+/* The job's UCOLL_SHM_STREAM_MIN, which set_params restores. */
+static size_t stream_setting;
 
 static double now(void)
 {
@@ -338,16 +342,18 @@ static int call(const sweep_t *s, size_t n, ucoll_comm_t *w)
     }
 }
 
-/* Select algo (NULL: the default selection), seg and radix (0: model) on
- * every rank. */
+/* Select algo (NULL: the default selection), seg and radix (0: model),
+ * the shm way (0: model) and the shm streaming threshold (-1: the job's
+ * UCOLL_SHM_STREAM_MIN) on every rank. */
 static void set_params(ucoll_ctx_t *ctx, ucoll_coll_t c, const char *algo, size_t seg,
-                       unsigned radix, int way)
+                       unsigned radix, int way, long stream)
 {
     free(ctx->cfg.algo[c]);
     ctx->cfg.algo[c] = algo ? strdup(algo) : NULL;
     ctx->cfg.seg_size = seg;
     ctx->cfg.radix = radix;
     ctx->cfg.shm_way = way;
+    ctx->cfg.shm_stream_min = stream < 0 ? stream_setting : (size_t)stream;
     ucoll__ctx_config_changed(ctx);
 }
 
@@ -389,7 +395,7 @@ static int iters_for(ucoll_ctx_t *ctx, ucoll_coll_t c, const sweep_t *s, size_t 
     double t;
     int iters;
 
-    set_params(ctx, c, NULL, 0, 0, 0);
+    set_params(ctx, c, NULL, 0, 0, 0, -1);
     t = measure(ctx, s, bytes, 3);
     iters = t <= 0 || t >= 1e30 ? 10 : (int)UCOLL_MIN(UCOLL_MAX(MEASURE_S / t, 10.0), 2000.0);
     ucoll_bcast(&iters, sizeof(iters), UCOLL_BYTE, 0, ucoll_comm_world(ctx));
@@ -402,6 +408,7 @@ typedef struct {
     size_t seg;
     unsigned radix;
     int way;                  /* shm reduce/allreduce: the way (ucoll_shm_way_t), 0: model's */
+    long stream;              /* shm bcast/allgather/alltoall: streaming threshold, -1: the job's */
     double best, dflt, again; /* again: the best measured beside the default */
     int reps;                 /* pairs of default and best measured */
     int iters;                /* calls a measurement of this size makes */
@@ -451,9 +458,9 @@ static void confirm(ucoll_ctx_t *ctx, ucoll_coll_t c, const sweep_t *s, const po
     int n = 0, more = 1;
 
     while (more) {
-        set_params(ctx, c, NULL, 0, 0, 0);
+        set_params(ctx, c, NULL, 0, 0, 0, -1);
         td[n] = measure(ctx, s, pt->bytes, pt->iters);
-        set_params(ctx, c, pt->algo, pt->seg, pt->radix, pt->way);
+        set_params(ctx, c, pt->algo, pt->seg, pt->radix, pt->way, pt->stream);
         tb[n] = measure(ctx, s, pt->bytes, pt->iters);
         n++;
         if (n < FINAL_REPS || (n - FINAL_REPS) % 2 != 0) {
@@ -466,7 +473,7 @@ static void confirm(ucoll_ctx_t *ctx, ucoll_coll_t c, const sweep_t *s, const po
         }
         ucoll_bcast(&more, sizeof(more), UCOLL_BYTE, 0, w);
     }
-    set_params(ctx, c, NULL, 0, 0, 0);
+    set_params(ctx, c, NULL, 0, 0, 0, -1);
     *dflt = median(td, n);
     *best = median(tb, n);
     *reps = n;
@@ -517,6 +524,7 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
         ucoll_coll_args_t a = {0};
 
         memset(pt, 0, sizeof(*pt));
+        pt->stream = -1;
         pt->bytes = bytes;
         pt->best = 1e30;
         a.coll = c;
@@ -547,7 +555,7 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
                     if (((*al)->flags & UCOLL_ALGO_HIER) && !w->hier_able) {
                         continue;
                     }
-                    set_params(ctx, c, (*al)->id, 0, 0, 0);
+                    set_params(ctx, c, (*al)->id, 0, 0, 0, -1);
                     t[na][rep] = measure(ctx, &s, bytes, iters);
                 }
             }
@@ -570,31 +578,52 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
         }
         /* everyone needs the winner to try its parameters */
         ucoll_bcast(pt->algo, sizeof(pt->algo), UCOLL_BYTE, 0, w);
-        /* then its parameters: segment sizes, radices, and the ways of the
+        /* then its parameters: segment sizes, radices, the ways of the
          * shm reduce and allreduce rows, which differ by up to 2x where
-         * ranks outnumber cores (the model's way is the first figure) */
-        for (int k = 0; c != UCOLL_COLL_BARRIER && k < 10; k++) {
+         * ranks outnumber cores (the model's way is the first figure), and
+         * for the shm rows whose copies into a region only get copied out
+         * (bcast, allgather, alltoall), streaming those copies past the
+         * cache or not: the other of the job's UCOLL_SHM_STREAM_MIN (off
+         * where it streams, from the default 32 KiB where it does not),
+         * from that size up. Streaming gained here (p = 2, 64 KiB-8 MiB);
+         * on a machine whose readers find the writer's lines in a shared
+         * cache it may lose, and a rule then turns it off. alltoall streams
+         * only where every rank has a processing unit (shm_xchg.c). */
+        for (int k = 0; c != UCOLL_COLL_BARRIER && k < 11; k++) {
             size_t seg = k < 3 ? segs[k] : 0;
             unsigned radix = k >= 3 && k < 6 ? radices[k - 3] : 0;
-            int way = k >= 6 ? ways[k - 6] : 0;
+            int way = k >= 6 && k < 10 ? ways[k - 6] : 0;
+            long stream = k == 10 ? (stream_setting ? 0 : STREAM_ON) : -1;
             double t;
 
             if (seg && seg >= bytes) {
                 continue;
             }
-            if (k >= 6 && (strcmp(pt->algo, "shm") != 0 ||
+            if (k == 10) {
+                ucoll_algo_params_t prm = {0};
+
+                (void)ucoll__algo_select(w, &a, &prm);
+                if (strcmp(pt->algo, "shm") != 0 ||
+                    (c != UCOLL_COLL_BCAST && c != UCOLL_COLL_ALLGATHER &&
+                     c != UCOLL_COLL_ALLTOALL) ||
+                    bytes < (stream_setting ? stream_setting : STREAM_ON) ||
+                    (c == UCOLL_COLL_ALLTOALL && prm.model.wake > 0)) {
+                    continue;
+                }
+            }
+            if (k >= 6 && k < 10 && (strcmp(pt->algo, "shm") != 0 ||
                            (c != UCOLL_COLL_REDUCE && c != UCOLL_COLL_ALLREDUCE) ||
                            (way == UCOLL_SHM_WAY_ROOT && c != UCOLL_COLL_REDUCE) ||
                            (way == UCOLL_SHM_WAY_PIPE && c != UCOLL_COLL_ALLREDUCE))) {
                 continue;
             }
-            set_params(ctx, c, pt->algo, 0, 0, 0);
-            if (!params_matter(w, &a, pt->algo, seg, radix, way)) {
+            set_params(ctx, c, pt->algo, 0, 0, 0, -1);
+            if (k < 10 && !params_matter(w, &a, pt->algo, seg, radix, way)) {
                 continue;
             }
             double tr[REPS];
 
-            set_params(ctx, c, pt->algo, seg, radix, way);
+            set_params(ctx, c, pt->algo, seg, radix, way, stream);
             for (int rep = 0; rep < REPS; rep++) {
                 tr[rep] = measure(ctx, &s, bytes, iters);
             }
@@ -605,17 +634,19 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
                 pt->seg = seg;
                 pt->radix = radix;
                 pt->way = way;
+                pt->stream = stream;
             }
         }
         /* the default's choice, from the runtime's own selection */
-        set_params(ctx, c, NULL, 0, 0, 0);
+        set_params(ctx, c, NULL, 0, 0, 0, -1);
         {
             ucoll_algo_params_t prm = {0};
             const ucoll_algo_t *d = ucoll__algo_select(w, &a, &prm);
 
             snprintf(pt->dalgo, sizeof(pt->dalgo), "%s", d ? d->id : "-");
             pt->same = d && !strcmp(d->id, pt->algo) && prm.seg_size == pt->seg &&
-                       prm.radix == pt->radix && prm.shm_way == pt->way;
+                       prm.radix == pt->radix && prm.shm_way == pt->way &&
+                       prm.shm_stream == (pt->stream < 0 ? stream_setting : (size_t)pt->stream);
         }
         /* default against best, measured afresh and in alternation: the
          * best's own figure is the least of several noisy medians, biased
@@ -626,15 +657,18 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
         ucoll_bcast(&pt->seg, sizeof(pt->seg), UCOLL_BYTE, 0, w);
         ucoll_bcast(&pt->radix, sizeof(pt->radix), UCOLL_BYTE, 0, w);
         ucoll_bcast(&pt->way, sizeof(pt->way), UCOLL_BYTE, 0, w);
+        ucoll_bcast(&pt->stream, sizeof(pt->stream), UCOLL_BYTE, 0, w);
         ucoll_bcast(&pt->same, sizeof(pt->same), UCOLL_BYTE, 0, w);
         pt->iters = iters;
         confirm(ctx, c, &s, pt, &pt->dflt, &pt->again, &pt->reps);
         if (rank == 0) {
-            printf("%-22s %10zu  best %-14s %10.2f us%s%s%s%s  default %-14s %10.2f us  "
+            printf("%-22s %10zu  best %-14s %10.2f us%s%s%s%s%s  default %-14s %10.2f us  "
                    "default/best %.2f%s, %d pairs\n",
                    ucoll__coll_name(c), bytes, pt->algo, pt->again * 1e6, pt->seg ? " seg" : "",
                    pt->radix ? " radix" : "", pt->way ? " way=" : "",
-                   pt->way ? ucoll__shm_way_names[pt->way] : "", pt->dalgo, pt->dflt * 1e6,
+                   pt->way ? ucoll__shm_way_names[pt->way] : "",
+                   pt->stream < 0 ? "" : pt->stream ? " stream=on" : " stream=off", pt->dalgo,
+                   pt->dflt * 1e6,
                    pt->dflt / pt->again, pt->same ? " (same choice)" : "", pt->reps);
             fflush(stdout);
             if (pt->same || pt->dflt <= 1.10 * pt->again) {
@@ -689,6 +723,7 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
             pt->seg = 0;
             pt->radix = 0;
             pt->way = 0;
+            pt->stream = -1;
         }
     }
     if (rank == 0) {
@@ -706,7 +741,7 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
 
             while (j + 1 < np && !strcmp(pts[j + 1].algo, pts[i].algo) &&
                    pts[j + 1].seg == pts[i].seg && pts[j + 1].radix == pts[i].radix &&
-                   pts[j + 1].way == pts[i].way) {
+                   pts[j + 1].way == pts[i].way && pts[j + 1].stream == pts[i].stream) {
                 j++;
             }
             for (int k = i; k <= j; k++) {
@@ -729,6 +764,9 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
             }
             if (pts[i].way) {
                 fprintf(f, ":way=%s", ucoll__shm_way_names[pts[i].way]);
+            }
+            if (pts[i].stream >= 0) {
+                fprintf(f, ":stream=%ld", pts[i].stream);
             }
             fprintf(f, "\n");
             i = j;
@@ -857,6 +895,7 @@ int main(int argc, char **argv)
         return 1;
     }
     rank = ucoll_comm_rank(ucoll_comm_world(ctx));
+    stream_setting = ctx->cfg.shm_stream_min;
     size = ucoll_comm_size(ucoll_comm_world(ctx));
     if (rank == 0) {
         f = fopen(out, "a");

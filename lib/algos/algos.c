@@ -206,6 +206,8 @@ typedef struct tune_rule {
     size_t seg;
     unsigned radix;
     int way; /* ucoll_shm_way_t */
+    int has_stream;
+    size_t stream; /* shm streaming threshold (0 never, else 64 or more) */
 } tune_rule_t;
 
 /* A model line of the tuning file (ucoll_tune --calibrate writes them):
@@ -293,6 +295,9 @@ static int tune_parse_word(char *w, tune_rule_t *r)
         } else if (strncmp(f, "radix=", 6) == 0 && ucoll__parse_size(f + 6, &lo) == 0) {
             r->radix = (unsigned)lo;
         } else if (strncmp(f, "way=", 4) == 0 && (r->way = way_parse(f + 4)) > 0) {
+        } else if (strncmp(f, "stream=", 7) == 0 && ucoll__parse_size(f + 7, &r->stream) == 0 &&
+                   (r->stream == 0 || r->stream >= 64)) {
+            r->has_stream = 1;
         } else {
             return -1;
         }
@@ -472,6 +477,7 @@ static void sel_params(ucoll_comm_t *comm, ucoll_algo_params_t *prm, ucoll_model
     prm->seg_size = ctx->cfg.seg_size;
     prm->radix = ctx->cfg.radix;
     prm->shm_way = ctx->cfg.shm_way;
+    prm->shm_stream = ctx->cfg.shm_stream_min;
     prm->shm_data = ucoll__shm_data_size(ctx);
     ctx_model(comm, m);
     prm->model = *m;
@@ -554,6 +560,9 @@ const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args
                 if (r->way) {
                     prm_p->shm_way = r->way;
                 }
+                if (r->has_stream) {
+                    prm_p->shm_stream = r->stream;
+                }
                 ucoll_debug("%s: %s (tuning rule %zu), %zu bytes, p %d", cname, al->id, i, bytes,
                             p);
                 return al;
@@ -619,13 +628,16 @@ static void explain_ranking(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
 {
     ucoll_algo_rank_t rk[64];
     int n = ucoll__algo_rank(comm, a, rk, 64);
-    char seg[32] = "model", radix[32] = "model";
+    char seg[32] = "model", radix[32] = "model", stream[32] = "never";
 
     if (prm->seg_size) {
         snprintf(seg, sizeof(seg), "%zu", prm->seg_size);
     }
     if (prm->radix) {
         snprintf(radix, sizeof(radix), "%u", prm->radix);
+    }
+    if (prm->shm_stream) {
+        snprintf(stream, sizeof(stream), "from %zu B", prm->shm_stream);
     }
     for (int i = 0; i < n; i++) {
         char line[160];
@@ -645,9 +657,9 @@ static void explain_ranking(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
     if (f) {
         fprintf(f,
                 "model: alpha %.3g s, beta %.3g s/B, gamma %.3g s/B, lambda %.3g s/B, wake %.3g s; "
-                "segment size %s, radix %s, shm way %s\n",
+                "segment size %s, radix %s, shm way %s, shm stream %s\n",
                 m->alpha, m->beta, m->gamma, m->lambda, m->wake, seg, radix,
-                prm->shm_way ? ucoll__shm_way_names[prm->shm_way] : "model");
+                prm->shm_way ? ucoll__shm_way_names[prm->shm_way] : "model", stream);
     }
 }
 

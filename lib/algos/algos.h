@@ -65,6 +65,9 @@ typedef struct ucoll_algo_params {
     size_t shm_data;     /* bytes of a rank's shared data area (UCOLL_SHM_SIZE less
                           * the control lines); 0 without shared memory */
     int shm_way;         /* shm reduce/allreduce rows: ucoll_shm_way_t, AUTO = model */
+    size_t shm_stream;   /* shm bcast, allgather, alltoall rows: copies into a region
+                          * from this many bytes stream past the cache (0: never);
+                          * UCOLL_SHM_STREAM_MIN or a tuning rule's stream= */
     /* the call's sequence number, for rows with start that send messages
      * (ucoll__phased_start); set where the call selects, and such rows
      * serve only calls that are not cached (v-variants) */

@@ -346,6 +346,7 @@ ucoll_shm_op_t *ucoll__shm_op_new(ucoll_comm_t *comm, const ucoll_coll_args_t *a
     op->in_place = a->in_place;
     op->iov = a->iov;
     op->niov = a->niov;
+    op->stream_min = 0;
     return op;
 }
 

@@ -167,7 +167,7 @@ static char *piece(const ucoll_shm_op_t *op, int rr, uint64_t k, int r, size_t s
 static void put_piece(const ucoll_shm_op_t *op, char *dst, const char *src, size_t len)
 {
     if (op->root == UCOLL_SHM_XCHG_COPY && op->slots == 2) {
-        ucoll__shm_publish(op->sh, dst, src, len);
+        ucoll__shm_publish(op, dst, src, len);
     } else {
         ucoll__shm_copy(dst, src, len);
     }
@@ -300,6 +300,7 @@ int ucoll__shm_xchg_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
     op->root = how;
     op->chunk = ce;
     op->slots = xchg_slots(prm);
+    op->stream_min = prm->shm_stream;
     op->aux = xchg_inline(a->count, a->esize, comm->size)
                   ? 0
                   : xchg_stride(ce, a->esize, comm->size, prm->shm_data, op->slots);

@@ -38,7 +38,6 @@ ucoll_shm_t *ucoll__shm_get(ucoll_comm_t *comm)
     sh->state = UCOLL_SHM_NONE;
     sh->rank = comm->rank;
     sh->p = comm->size;
-    sh->stream_min = comm->ctx->cfg.shm_stream_min;
     ucoll_list_init(&sh->ops);
     ucoll_list_init(&sh->free_ops);
     ucoll_list_init(&sh->link);

@@ -102,7 +102,6 @@ typedef struct ucoll_shm {
     int state;
     int rank, p;      /* comm->rank, comm->size */
     size_t data_size; /* bytes of each region's data area */
-    size_t stream_min; /* UCOLL_SHM_STREAM_MIN: ucoll__shm_publish */
     char **base;      /* the region of every member, this rank's included */
     struct ucoll_tl_shm *mine;
     void **keys;           /* attached peers' keys (transport handles) */
@@ -139,6 +138,7 @@ struct ucoll_shm_op {
     size_t count, esize;
     int dt, op, root, in_place;
     size_t chunk;           /* elements (or bytes) per piece, as the algorithm decides */
+    size_t stream_min;      /* ucoll__shm_publish streams copies from this size (0: never) */
     const ucoll_iov_t *iov; /* bcast_iov: rbuf's place (NULL otherwise) */
     size_t niov;
     /* state */
@@ -264,7 +264,8 @@ static inline void ucoll__shm_copy(void *dst, const void *src, size_t len)
 }
 
 /* Copy into this rank's region, for other ranks to copy out: from
- * sh->stream_min bytes (UCOLL_SHM_STREAM_MIN) with non-temporal stores on
+ * op->stream_min bytes (UCOLL_SHM_STREAM_MIN, or a tuning rule's stream=:
+ * the call's algorithm sets it) with non-temporal stores on
  * x86-64, which send the lines to memory instead of keeping them in this
  * core's cache, where the reader would take them one by one. Here (AMD
  * EPYC, 2 cores, p = 2, medians of 5-7 alternations) that took
@@ -274,11 +275,11 @@ static inline void ucoll__shm_copy(void *dst, const void *src, size_t len)
  * allreduce and reduce_scatter_block took 1.00-1.18x the time from 1 to 8
  * MiB with it. The fence orders the stores before the post that says the
  * data is there. */
-static inline void ucoll__shm_publish(const ucoll_shm_t *sh, void *dst, const void *src,
+static inline void ucoll__shm_publish(const ucoll_shm_op_t *op, void *dst, const void *src,
                                       size_t len)
 {
 #if defined(__x86_64__)
-    if (sh->stream_min > 0 && len >= sh->stream_min) {
+    if (op->stream_min > 0 && len >= op->stream_min) {
         char *d = dst;
         const char *s = src;
         size_t head = (size_t)(-(uintptr_t)d & 63);
@@ -335,7 +336,7 @@ static inline void ucoll__shm_iov_copy(ucoll_shm_op_t *op, char *region, size_t 
         }
         if (n > 0) {
             if (gather) {
-                ucoll__shm_publish(op->sh, region, (const char *)v->buf + op->iov_off, n);
+                ucoll__shm_publish(op, region, (const char *)v->buf + op->iov_off, n);
             } else {
                 ucoll__shm_copy((char *)v->buf + op->iov_off, region, n);
             }

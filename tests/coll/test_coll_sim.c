@@ -569,7 +569,9 @@ static void test_selection(void)
 
     fprintf(f, "# rules\nbcast:0-1k:@linear bcast:1k-inf:np=1-4:@chain:seg=4k\n"
                "allreduce:0-:@ring:radix=3 garbage\n"
-               "reduce:0-:@binomial:way=root allgather:0-:@gather_bcast:way=bogus\n");
+               "reduce:0-:@binomial:way=root allgather:0-:@gather_bcast:way=bogus\n"
+               "alltoall:0-1k:@pairwise:stream=0 alltoall:1k-2k:@bruck:stream=4k\n"
+               "alltoall:2k-:@bruck:stream=63 alltoall:2k-:@pairwise\n");
     fclose(f);
     ctx->cfg.tune_file = strdup(path);
     ucoll__ctx_config_changed(ctx);
@@ -591,6 +593,20 @@ static void test_selection(void)
     a.coll = UCOLL_COLL_ALLGATHER;
     al = ucoll__algo_select(ctx->world, &a, &prm);
     CHECK(al && strcmp(al->id, "gather_bcast") != 0, "a rule naming an unknown way applied");
+    CHECK(prm.shm_stream == ctx->cfg.shm_stream_min, "a rule without stream= set it");
+    a.coll = UCOLL_COLL_ALLTOALL;
+    a.count = 16; /* 64 B a block */
+    al = ucoll__algo_select(ctx->world, &a, &prm);
+    CHECK(al && strcmp(al->id, "pairwise") == 0 && prm.shm_stream == 0,
+          "tuning rule with stream=0 not applied");
+    a.count = 300;
+    al = ucoll__algo_select(ctx->world, &a, &prm);
+    CHECK(al && strcmp(al->id, "bruck") == 0 && prm.shm_stream == 4096,
+          "tuning rule with stream=4k not applied");
+    a.count = 1000; /* stream=63 is below 64: that rule is refused, the next applies */
+    al = ucoll__algo_select(ctx->world, &a, &prm);
+    CHECK(al && strcmp(al->id, "pairwise") == 0 && prm.shm_stream == ctx->cfg.shm_stream_min,
+          "a rule with stream=63 applied");
     unlink(path);
     world_destroy(w);
 }

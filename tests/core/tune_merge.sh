@@ -66,8 +66,10 @@ printf 'bcast:0-inf:@binomial\nbcast:zz-1:@x\n' >bad.txt
 "$tune" --merge a.txt bad.txt -o x.txt >out 2>&1
 [ $? != 0 ] && grep -q 'bad.txt:2: cannot parse' out || { cat out; echo "FAIL: a bad rule accepted"; fail=1; }
 # what the runtime would ignore (its own parser says): an unknown way, a
-# radix that is no number, a field it does not know
-for rule in 'allreduce:0-inf:@shm:way=foo' 'bcast:0-inf:@knomial:radix=x' 'bcast:0-inf:@linear:k=2'; do
+# radix that is no number, a field it does not know, a streaming threshold
+# of 1-63 bytes or no number
+for rule in 'allreduce:0-inf:@shm:way=foo' 'bcast:0-inf:@knomial:radix=x' 'bcast:0-inf:@linear:k=2' \
+    'bcast:0-inf:@shm:stream=63' 'bcast:0-inf:@shm:stream=x'; do
     printf 'bcast:0-inf:@binomial\n%s\n' "$rule" >bad.txt
     "$tune" --merge a.txt bad.txt -o x.txt >out 2>&1
     [ $? != 0 ] && grep -q 'bad.txt:2: cannot parse' out ||

@@ -75,7 +75,7 @@ static int shm_poll(ucoll_shm_op_t *op)
                                                    : ucoll__shm_pos(s, 2 * k))) {
                 return UCOLL_SHM_AGAIN;
             }
-            ucoll__shm_publish(sh, ucoll__shm_buf(sh, me, m), (const char *)op->sbuf + off, len);
+            ucoll__shm_publish(op, ucoll__shm_buf(sh, me, m), (const char *)op->sbuf + off, len);
             ucoll__shm_post(sh, ucoll__shm_pos(s, 2 * k + 1));
             if (!op->in_place) {
                 ucoll__shm_copy(rbuf + (size_t)me * m + off, (const char *)op->sbuf + off, len);
@@ -120,6 +120,7 @@ static int shm_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, const ucoll
         return UCOLL_ERR_NOMEM;
     }
     op->chunk = shm_chunk(a, prm, &prm->model);
+    op->stream_min = prm->shm_stream;
     if ((bytes + op->chunk - 1) / op->chunk > UCOLL_SHM_MAX_STEPS / 2 - 1) {
         op->chunk = UCOLL_MIN(bytes / (UCOLL_SHM_MAX_STEPS / 2 - 2) + 64, comm->shm->data_size);
     }

@@ -81,7 +81,7 @@ static int shm_poll(ucoll_shm_op_t *op)
             if (op->iov) {
                 ucoll__shm_iov_copy(op, ring + (j % slots) * q, len, 1);
             } else {
-                ucoll__shm_publish(op->sh, ring + (j % slots) * q, buf + off, len);
+                ucoll__shm_publish(op, ring + (j % slots) * q, buf + off, len);
             }
             ucoll__shm_post(sh, j + 1 < n ? ucoll__shm_pos(s, j + 1) : ucoll__shm_end(s));
         }
@@ -122,6 +122,7 @@ static int shm_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, const ucoll
         return UCOLL_ERR_NOMEM;
     }
     op->chunk = shm_q(a, prm);
+    op->stream_min = prm->shm_stream;
     if ((a->count * a->esize + op->chunk - 1) / op->chunk > UCOLL_SHM_MAX_STEPS) {
         op->chunk = (a->count * a->esize) / (UCOLL_SHM_MAX_STEPS - 1) + 64;
     }
