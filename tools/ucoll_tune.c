@@ -16,13 +16,13 @@
  *       measurements of about 20 ms of calls each, 10-2000 calls), with the
  *       default parameters and, for the fastest, a few segment sizes,
  *       radices, shm ways, and for the shm bcast, allgather and alltoall
- *       rows streaming their copies into the region or not; measure the default selection against the
- *       best again, in 5 to 15 alternations (more while the two are
- *       close), and where the best won by more than 5%, once more after
- *       the whole sweep (a rule must win both looks); write rules (op,
- *       size range, this p -> algorithm and parameters) with the measured
- *       times as comments, and print the default selection's time against
- *       the best.
+ *       rows streaming their copies into the region or not; measure the
+ *       default selection against the best again, in 5 to 15 alternations
+ *       (more while the two are close), and where the best won by more
+ *       than 5%, once more after the whole sweep (a rule must win both
+ *       looks); write rules (op, size range, this p -> algorithm and
+ *       parameters) with the measured times as comments, and print the
+ *       default selection's time against the best.
  *   ucoll_tune --merge FILE FILE... -o OUT
  *       No launcher: one tuning file from those of several jobs, a rule
  *       where more than half of them chose alike (tune_merge.c).
@@ -54,7 +54,8 @@
 #define FINAL_REPS 5    /* default and best measured again, alternating, at least */
 #define FINAL_MAX  15   /* and at most, while the two stay close */
 #define MEASURE_S  0.02 /* seconds of calls a measurement lasts, about */
-#define STREAM_ON  32768 /* the threshold a rule that turns streaming on gives: the default */
+/* The threshold a rule that turns streaming on gives: the default. */
+#define STREAM_ON 32768
 
 static int rank, size;
 /* The job's UCOLL_SHM_STREAM_MIN, which set_params restores. */
@@ -611,10 +612,11 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
                     continue;
                 }
             }
-            if (k >= 6 && k < 10 && (strcmp(pt->algo, "shm") != 0 ||
-                           (c != UCOLL_COLL_REDUCE && c != UCOLL_COLL_ALLREDUCE) ||
-                           (way == UCOLL_SHM_WAY_ROOT && c != UCOLL_COLL_REDUCE) ||
-                           (way == UCOLL_SHM_WAY_PIPE && c != UCOLL_COLL_ALLREDUCE))) {
+            if (k >= 6 && k < 10 &&
+                (strcmp(pt->algo, "shm") != 0 ||
+                 (c != UCOLL_COLL_REDUCE && c != UCOLL_COLL_ALLREDUCE) ||
+                 (way == UCOLL_SHM_WAY_ROOT && c != UCOLL_COLL_REDUCE) ||
+                 (way == UCOLL_SHM_WAY_PIPE && c != UCOLL_COLL_ALLREDUCE))) {
                 continue;
             }
             set_params(ctx, c, pt->algo, 0, 0, 0, -1);
@@ -667,9 +669,11 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
                    ucoll__coll_name(c), bytes, pt->algo, pt->again * 1e6, pt->seg ? " seg" : "",
                    pt->radix ? " radix" : "", pt->way ? " way=" : "",
                    pt->way ? ucoll__shm_way_names[pt->way] : "",
-                   pt->stream < 0 ? "" : pt->stream ? " stream=on" : " stream=off", pt->dalgo,
-                   pt->dflt * 1e6,
-                   pt->dflt / pt->again, pt->same ? " (same choice)" : "", pt->reps);
+                   pt->stream < 0 ? ""
+                   : pt->stream   ? " stream=on"
+                                  : " stream=off",
+                   pt->dalgo, pt->dflt * 1e6, pt->dflt / pt->again,
+                   pt->same ? " (same choice)" : "", pt->reps);
             fflush(stdout);
             if (pt->same || pt->dflt <= 1.10 * pt->again) {
                 within++;
