@@ -26,7 +26,8 @@
  * loop of calls costs when nothing separates them: a rank that finishes
  * its part early may start the next call.
  *
- * --check refills the inputs before every call (outside the timed region)
+ * --check refills the inputs before every call (outside the timed region;
+ * the values of moving collectives change from call to call)
  * and compares every result with a reference computed locally: inputs are
  * small integers that every datatype represents exactly, so the expected
  * bytes are known without talking to anyone.
@@ -120,9 +121,14 @@ static void elem_set(void *buf, ucoll_dtype_t dt, size_t i, int64_t v)
 
 /* What rank r holds at element k of its send buffer for the data-moving
  * collectives: small, so every datatype holds it exactly. */
+/* Added to the values the moving collectives carry, changed by --check at
+ * every call, so that a call that left data of the call before in place
+ * (the same values otherwise) is caught. */
+static int64_t move_salt;
+
 static int64_t move_val(int r, size_t k)
 {
-    return (int64_t)((r * 7 + k * 3 + 1) % 61);
+    return (int64_t)((r * 7 + k * 3 + 1 + (size_t)move_salt) % 61);
 }
 
 /* What rank r contributes at element k to a reduction with op. */
@@ -520,6 +526,8 @@ static int bench_size(const bench_opts_t *o, bench_bufs_t *b, size_t n, size_t b
         double t0;
 
         if (o->check && it > 0) {
+            move_salt = it % 60;
+            cmp = reference(o, b, n, rank, p);
             fill(o, b, n, rank, p);
         }
         t0 = now_s();
