@@ -141,6 +141,11 @@ static const cfg_row_t cfg_table[] = {
      "only copy out (bcast, allgather, alltoall) bypass this core's cache (non-temporal stores, "
      "x86-64); 0 = never",
      OFF(shm_stream_min), NULL, 64, 1e15, 1, "0 (never) or 64 and more"},
+    {"SHM_STREAM_ADAPT", CFG_BOOL, "1",
+     "where copies would stream (UCOLL_SHM_STREAM_MIN), calls are timed streamed and plain, per "
+     "operation and size, and the quicker way is taken, the other tried every 32nd call (a "
+     "bcast's root decides, rank 0 for allgather and alltoall); 0 = always stream there",
+     OFF(shm_stream_adapt), NULL},
     {"SHM_WAY", CFG_ENUM, "auto",
      "way of the shared-memory reduce and allreduce rows: auto (the model's), oneshot, sliced, "
      "root (pipelined to the root; reduce), pipelined (allreduce); a way the call cannot take "
@@ -177,7 +182,7 @@ static const cfg_row_t cfg_table[] = {
 };
 
 /* The algorithm rows were written in ucoll_coll_t order; keep them so. */
-_Static_assert(sizeof(cfg_table) / sizeof(cfg_table[0]) == 25 + UCOLL_COLL_LAST,
+_Static_assert(sizeof(cfg_table) / sizeof(cfg_table[0]) == 26 + UCOLL_COLL_LAST,
                "one ALGO row per collective");
 
 #define NROWS (sizeof(cfg_table) / sizeof(cfg_table[0]))

@@ -89,6 +89,7 @@ typedef struct ucoll_config {
     int shm;                                     /* ucoll_shm_mode_t */
     size_t shm_size;                             /* bytes of each rank's shared region */
     size_t shm_stream_min; /* copies into a region from this size stream past the cache */
+    int shm_stream_adapt;  /* ... or not, as each rank measures (progress/shm.h) */
     int shm_way;                                 /* ucoll_shm_way_t */
     int p2p_shm;                                 /* ucoll_shm_mode_t: point-to-point rings */
     int liveness;                                /* ucoll_liveness_t */

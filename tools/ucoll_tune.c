@@ -58,8 +58,10 @@
 #define STREAM_ON 32768
 
 static int rank, size;
-/* The job's UCOLL_SHM_STREAM_MIN, which set_params restores. */
+/* The job's UCOLL_SHM_STREAM_MIN and UCOLL_SHM_STREAM_ADAPT, which
+ * set_params restores. */
 static size_t stream_setting;
+static int adapt_setting;
 
 static double now(void)
 {
@@ -345,7 +347,8 @@ static int call(const sweep_t *s, size_t n, ucoll_comm_t *w)
 
 /* Select algo (NULL: the default selection), seg and radix (0: model),
  * the shm way (0: model) and the shm streaming threshold (-1: the job's
- * UCOLL_SHM_STREAM_MIN) on every rank. */
+ * UCOLL_SHM_STREAM_MIN and UCOLL_SHM_STREAM_ADAPT; else that threshold,
+ * fixed, as a rule's stream= gives it) on every rank. */
 static void set_params(ucoll_ctx_t *ctx, ucoll_coll_t c, const char *algo, size_t seg,
                        unsigned radix, int way, long stream)
 {
@@ -355,6 +358,7 @@ static void set_params(ucoll_ctx_t *ctx, ucoll_coll_t c, const char *algo, size_
     ctx->cfg.radix = radix;
     ctx->cfg.shm_way = way;
     ctx->cfg.shm_stream_min = stream < 0 ? stream_setting : (size_t)stream;
+    ctx->cfg.shm_stream_adapt = stream < 0 ? adapt_setting : 0;
     ucoll__ctx_config_changed(ctx);
 }
 
@@ -583,31 +587,36 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
          * shm reduce and allreduce rows, which differ by up to 2x where
          * ranks outnumber cores (the model's way is the first figure), and
          * for the shm rows whose copies into a region only get copied out
-         * (bcast, allgather, alltoall), streaming those copies past the
-         * cache or not: the other of the job's UCOLL_SHM_STREAM_MIN (off
-         * where it streams, from the default 32 KiB where it does not),
-         * from that size up. Streaming gained here (p = 2, 64 KiB-8 MiB);
-         * on a machine whose readers find the writer's lines in a shared
-         * cache it may lose, and a rule then turns it off. alltoall streams
+         * (bcast, allgather, alltoall), those copies fixed plain (k = 10)
+         * and fixed streamed from the job's UCOLL_SHM_STREAM_MIN, or the
+         * default 32 KiB where it is 0 (k = 11), from that size up, each
+         * where the job does not do so already: by default the runtime
+         * chooses per call by measurement (UCOLL_SHM_STREAM_ADAPT), which
+         * a fixed choice must beat by 5% to make a rule. alltoall streams
          * only where every rank has a processing unit (shm_xchg.c). */
-        for (int k = 0; c != UCOLL_COLL_BARRIER && k < 11; k++) {
+        for (int k = 0; c != UCOLL_COLL_BARRIER && k < 12; k++) {
             size_t seg = k < 3 ? segs[k] : 0;
             unsigned radix = k >= 3 && k < 6 ? radices[k - 3] : 0;
             int way = k >= 6 && k < 10 ? ways[k - 6] : 0;
-            long stream = k == 10 ? (stream_setting ? 0 : STREAM_ON) : -1;
+            long stream = k == 10   ? 0
+                          : k == 11 ? (long)(stream_setting ? stream_setting : STREAM_ON)
+                                    : -1;
             double t;
 
             if (seg && seg >= bytes) {
                 continue;
             }
-            if (k == 10) {
+            if ((k == 10 && stream_setting == 0) || (k == 11 && stream_setting && !adapt_setting)) {
+                continue; /* the job's own choice */
+            }
+            if (k >= 10) {
                 ucoll_algo_params_t prm = {0};
 
                 (void)ucoll__algo_select(w, &a, &prm);
                 if (strcmp(pt->algo, "shm") != 0 ||
                     (c != UCOLL_COLL_BCAST && c != UCOLL_COLL_ALLGATHER &&
                      c != UCOLL_COLL_ALLTOALL) ||
-                    bytes < (stream_setting ? stream_setting : STREAM_ON) ||
+                    bytes < (size_t)(stream_setting ? stream_setting : STREAM_ON) ||
                     (c == UCOLL_COLL_ALLTOALL && prm.model.wake > 0)) {
                     continue;
                 }
@@ -648,7 +657,8 @@ static int sweep(ucoll_ctx_t *ctx, ucoll_coll_t c, size_t lo, size_t hi, int ite
             snprintf(pt->dalgo, sizeof(pt->dalgo), "%s", d ? d->id : "-");
             pt->same = d && !strcmp(d->id, pt->algo) && prm.seg_size == pt->seg &&
                        prm.radix == pt->radix && prm.shm_way == pt->way &&
-                       prm.shm_stream == (pt->stream < 0 ? stream_setting : (size_t)pt->stream);
+                       prm.shm_stream == (pt->stream < 0 ? stream_setting : (size_t)pt->stream) &&
+                       prm.shm_stream_adapt == (pt->stream < 0 ? adapt_setting : 0);
         }
         /* default against best, measured afresh and in alternation: the
          * best's own figure is the least of several noisy medians, biased
@@ -900,6 +910,7 @@ int main(int argc, char **argv)
     }
     rank = ucoll_comm_rank(ucoll_comm_world(ctx));
     stream_setting = ctx->cfg.shm_stream_min;
+    adapt_setting = ctx->cfg.shm_stream_adapt;
     size = ucoll_comm_size(ucoll_comm_world(ctx));
     if (rank == 0) {
         f = fopen(out, "a");

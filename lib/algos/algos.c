@@ -478,6 +478,7 @@ static void sel_params(ucoll_comm_t *comm, ucoll_algo_params_t *prm, ucoll_model
     prm->radix = ctx->cfg.radix;
     prm->shm_way = ctx->cfg.shm_way;
     prm->shm_stream = ctx->cfg.shm_stream_min;
+    prm->shm_stream_adapt = ctx->cfg.shm_stream_adapt;
     prm->shm_data = ucoll__shm_data_size(ctx);
     ctx_model(comm, m);
     prm->model = *m;
@@ -562,6 +563,7 @@ const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args
                 }
                 if (r->has_stream) {
                     prm_p->shm_stream = r->stream;
+                    prm_p->shm_stream_adapt = 0;
                 }
                 ucoll_debug("%s: %s (tuning rule %zu), %zu bytes, p %d", cname, al->id, i, bytes,
                             p);
@@ -628,7 +630,7 @@ static void explain_ranking(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
 {
     ucoll_algo_rank_t rk[64];
     int n = ucoll__algo_rank(comm, a, rk, 64);
-    char seg[32] = "model", radix[32] = "model", stream[32] = "never";
+    char seg[32] = "model", radix[32] = "model", stream[64] = "never";
 
     if (prm->seg_size) {
         snprintf(seg, sizeof(seg), "%zu", prm->seg_size);
@@ -637,7 +639,8 @@ static void explain_ranking(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
         snprintf(radix, sizeof(radix), "%u", prm->radix);
     }
     if (prm->shm_stream) {
-        snprintf(stream, sizeof(stream), "from %zu B", prm->shm_stream);
+        snprintf(stream, sizeof(stream), "from %zu B%s", prm->shm_stream,
+                 prm->shm_stream_adapt ? " where measured quicker" : "");
     }
     for (int i = 0; i < n; i++) {
         char line[160];

@@ -68,6 +68,8 @@ typedef struct ucoll_algo_params {
     size_t shm_stream;   /* shm bcast, allgather, alltoall rows: copies into a region
                           * from this many bytes stream past the cache (0: never);
                           * UCOLL_SHM_STREAM_MIN or a tuning rule's stream= */
+    int shm_stream_adapt; /* ... chosen per call by measurement (UCOLL_SHM_STREAM_ADAPT;
+                           * not under a rule's stream=, which fixes it) */
     /* the call's sequence number, for rows with start that send messages
      * (ucoll__phased_start); set where the call selects, and such rows
      * serve only calls that are not cached (v-variants) */

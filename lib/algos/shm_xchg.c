@@ -301,6 +301,10 @@ int ucoll__shm_xchg_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
     op->chunk = ce;
     op->slots = xchg_slots(prm);
     op->stream_min = prm->shm_stream;
+    if (prm->shm_stream_adapt && how == UCOLL_SHM_XCHG_COPY && op->slots == 2) {
+        /* the only form that streams (put_piece) */
+        ucoll__shm_stream_adapt(op, UCOLL_SHM_ADAPT_ALLTOALL, a->count * a->esize);
+    }
     op->aux = xchg_inline(a->count, a->esize, comm->size)
                   ? 0
                   : xchg_stride(ce, a->esize, comm->size, prm->shm_data, op->slots);

@@ -8,6 +8,7 @@
 #include "transport/ucx.h"
 
 #include <string.h>
+#include <time.h>
 
 /* What a rank tells the others about its region (the setup's allgather). */
 typedef struct shm_slot {
@@ -87,8 +88,10 @@ void ucoll__shm_prepare(ucoll_shm_t *sh, void *slot)
      * and eighths (the pieces of the algorithms) are powers of two when it
      * is one, and a power-of-two message goes in whole pieces, not in
      * whole ones plus a last one of a few bytes that costs a round of
-     * flags of its own; the control line comes on top */
-    size_t size = ucoll__shm_size(ctx) + UCOLL_SHM_DATA_OFF, klen;
+     * flags of its own; the control line and the trailer come on top, the
+     * trailer's words aligned */
+    size_t data = (ucoll__shm_size(ctx) + 63) & ~(size_t)63, klen;
+    size_t size = data + UCOLL_SHM_DATA_OFF + UCOLL_SHM_TRAILER;
     shm_slot_t *me = slot;
     const void *rkey;
     uint64_t *ctl;
@@ -113,7 +116,12 @@ void ucoll__shm_prepare(ucoll_shm_t *sh, void *slot)
         return;
     }
     sh->base[sh->rank] = ucoll__tl_shm_addr(sh->mine);
-    sh->data_size = size - UCOLL_SHM_DATA_OFF;
+    sh->data_size = size - UCOLL_SHM_DATA_OFF - UCOLL_SHM_TRAILER;
+    for (int k = 0; k < UCOLL_SHM_ADAPT_KINDS; k++) {
+        /* streaming everywhere until rank 0 has measured */
+        atomic_store_explicit(ucoll__shm_trailer(sh, sh->rank, k), ~(uint64_t)0,
+                              memory_order_relaxed);
+    }
     /* nothing done yet: "done with call 0". The peers read it only after the
      * setup's exchanges, which order this store before their loads. */
     ctl = (uint64_t *)(void *)sh->base[sh->rank];
@@ -236,6 +244,45 @@ ucoll_shm_op_t *ucoll__shm_op_get(ucoll_shm_t *sh, ucoll_req_t *req)
     return op;
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void ucoll__shm_stream_adapt(ucoll_shm_op_t *op, int kind, size_t bytes)
+{
+    ucoll_shm_adapt_t *ad;
+    int cls, c, follow;
+
+    if (op->stream_min == 0 || bytes < op->stream_min) {
+        return;
+    }
+    cls = UCOLL_MIN(63 - __builtin_clzll((unsigned long long)bytes), UCOLL_SHM_ADAPT_CLASSES - 1);
+    ad = &op->sh->adapt[kind][cls];
+    follow = kind != UCOLL_SHM_ADAPT_BCAST && op->sh->rank != 0;
+    if (follow) {
+        uint64_t w =
+            atomic_load_explicit(ucoll__shm_trailer(op->sh, 0, kind), memory_order_relaxed);
+
+        ad->best = (uint8_t)((w >> cls) & 1);
+    }
+    c = ucoll__shm_adapt_pick(ad);
+    if (c == 0) {
+        op->stream_min = 0;
+    }
+    if (c < 0 || follow) {
+        return; /* not timed here */
+    }
+    op->adapt = ad;
+    op->adapt_kind = kind;
+    op->adapt_cls = cls;
+    op->streamed = c;
+    op->adapt_bytes = bytes;
+}
+
 /* The op is over: its record back to the list, then its request completed
  * (a callback may start the next op and reuse the record). */
 static void op_finish(ucoll_shm_op_t *op, int status)
@@ -243,6 +290,20 @@ static void op_finish(ucoll_shm_op_t *op, int status)
     ucoll_shm_t *sh = op->sh;
     ucoll_req_t *req = op->req;
 
+    if (op->adapt != NULL && status == UCOLL_OK) {
+        ucoll__shm_adapt_record(op->adapt, op->streamed,
+                                (float)(now_ns() - op->t0) / (float)op->adapt_bytes);
+        if (op->adapt_kind != UCOLL_SHM_ADAPT_BCAST) { /* rank 0: for the others to read */
+            _Atomic uint64_t *w = ucoll__shm_trailer(sh, sh->rank, op->adapt_kind);
+            uint64_t bit = (uint64_t)1 << op->adapt_cls;
+            uint64_t v = atomic_load_explicit(w, memory_order_relaxed);
+            uint64_t nv = op->adapt->best ? v | bit : v & ~bit;
+
+            if (nv != v) { /* else the line stays in the readers' caches */
+                atomic_store_explicit(w, nv, memory_order_relaxed);
+            }
+        }
+    }
     if (status != UCOLL_OK) {
         ucoll_debug("comm %u: shared-memory call %llu failed: %s", sh->comm->id,
                     (unsigned long long)op->seq, ucoll_strerror(status));
@@ -281,6 +342,9 @@ void ucoll__shm_op_start(ucoll_shm_op_t *op)
 
     op->seq = ++sh->seq;
     if (ucoll_list_empty(&sh->ops)) {
+        if (op->adapt != NULL) {
+            op->t0 = now_ns();
+        }
         st = op->poll(op);
         if (st != UCOLL_SHM_AGAIN) {
             op_finish(op, st);
@@ -320,7 +384,12 @@ static int shm_drive(ucoll_shm_t *sh)
         ucoll_shm_op_t *op = ucoll_list_first(&sh->ops, ucoll_shm_op_t, link);
         uint64_t k = op->k;
         int phase = op->phase, cur = op->cur;
-        int st = op->poll(op);
+        int st;
+
+        if (op->adapt != NULL && op->t0 == 0) {
+            op->t0 = now_ns(); /* its first poll: the calls before it are done */
+        }
+        st = op->poll(op);
 
         if (st == UCOLL_SHM_AGAIN) {
             if (op->k != k || op->phase != phase || op->cur != cur) {

@@ -12,7 +12,11 @@
  *                  one, which the adjacent-line prefetcher brings along
  *                  (measured at p = 2: 64 B broadcast in 0.39 us from the
  *                  data area, 0.28 us inline)
- *     [128, size)  the data area
+ *     [128, size - 64)  the data area
+ *     [size - 64, size) the trailer: rank 0's is where it publishes the
+ *                  way (streamed or not) it measured quicker for each kind
+ *                  and size of call that every rank writes
+ *                  (ucoll__shm_stream_adapt)
  * Every byte of a region is written by its owner only; the others only read
  * it. So no line has two writers and nothing needs a lock.
  *
@@ -68,6 +72,7 @@
 
 #define UCOLL_SHM_INLINE    120 /* bytes of inline data beside the control word */
 #define UCOLL_SHM_DATA_OFF  128 /* offset of the data area in a region */
+#define UCOLL_SHM_TRAILER   64  /* bytes of the trailer after it */
 #define UCOLL_SHM_STEP_BITS 24
 #define UCOLL_SHM_MAX_STEPS (((uint64_t)1 << UCOLL_SHM_STEP_BITS) - 1)
 /* Bytes of one rank's setup record (ucoll__shm_prepare): fits a packed key
@@ -95,6 +100,83 @@ enum { UCOLL_SHM_NONE, UCOLL_SHM_PENDING, UCOLL_SHM_ON, UCOLL_SHM_OFF };
 typedef struct ucoll_shm_op ucoll_shm_op_t;
 typedef int (*ucoll_shm_poll_t)(ucoll_shm_op_t *op);
 
+/* Streaming chosen by measurement (ucoll__shm_stream_adapt): the kinds of
+ * call that stream, and per kind the classes of size (log2 of the bytes). */
+enum {
+    UCOLL_SHM_ADAPT_BCAST,
+    UCOLL_SHM_ADAPT_ALLGATHER,
+    UCOLL_SHM_ADAPT_ALLTOALL,
+    UCOLL_SHM_ADAPT_KINDS
+};
+#define UCOLL_SHM_ADAPT_CLASSES 48 /* fits a trailer word */
+/* One kind and class: the times per byte of the last UCOLL_SHM_ADAPT_KEEP
+ * timed calls of each way, plain [0] and streamed [1] (0: none), and the
+ * calls so far. A way's time is the least of its last few: what disturbs
+ * a call (a peer late, the process descheduled) only adds time; and as
+ * many of each, since the least of more draws is lower whatever the way,
+ * which would keep the way taken most. */
+#define UCOLL_SHM_ADAPT_KEEP 4
+/* Every this many calls, the way that is not the best. */
+#define UCOLL_SHM_ADAPT_TRY 32
+typedef struct ucoll_shm_adapt {
+    float t[2][UCOLL_SHM_ADAPT_KEEP];
+    uint32_t calls;
+    uint8_t next[2]; /* where each way's next time goes in t */
+    uint8_t best;    /* the way with the lower time */
+} ucoll_shm_adapt_t;
+
+/* The way of ad's next call: 1 streamed, 0 plain, -1 streamed but not
+ * timed. The first two calls warm up (pages touched, lines cold: the
+ * second one measured 3x the later ones at 64 KiB), the next
+ * 2 * UCOLL_SHM_ADAPT_KEEP alternate the ways, then the best way is taken
+ * but every UCOLL_SHM_ADAPT_TRY-th call, which takes the other. */
+static inline int ucoll__shm_adapt_pick(ucoll_shm_adapt_t *ad)
+{
+    uint32_t n = ad->calls++;
+
+    if (n < 2) {
+        ad->best = 1;
+        return -1;
+    }
+    if (n < 2 + 2 * UCOLL_SHM_ADAPT_KEEP) {
+        return (int)(n & 1) ^ 1;
+    }
+    return n % UCOLL_SHM_ADAPT_TRY == 0 ? !ad->best : ad->best;
+}
+
+/* The least of way c's kept times (0: none yet). */
+static inline float ucoll__shm_adapt_time(const ucoll_shm_adapt_t *ad, int c)
+{
+    float m = 0;
+
+    for (int i = 0; i < UCOLL_SHM_ADAPT_KEEP; i++) {
+        if (ad->t[c][i] > 0 && (m == 0 || ad->t[c][i] < m)) {
+            m = ad->t[c][i];
+        }
+    }
+    return m;
+}
+
+/* A timed call of ad's went the way streamed and took x (time per byte):
+ * kept, and the best way changed where the other is quicker by more than
+ * 1/UCOLL_SHM_ADAPT_MARGIN (noise between two ways a few percent apart, as
+ * here where every rank has a core, then does not turn it). */
+#define UCOLL_SHM_ADAPT_MARGIN 16
+static inline void ucoll__shm_adapt_record(ucoll_shm_adapt_t *ad, int streamed, float x)
+{
+    float t0, t1, tb, to;
+
+    ad->t[streamed][ad->next[streamed]] = x;
+    ad->next[streamed] = (uint8_t)((ad->next[streamed] + 1) % UCOLL_SHM_ADAPT_KEEP);
+    t0 = ucoll__shm_adapt_time(ad, 0);
+    t1 = ucoll__shm_adapt_time(ad, 1);
+    tb = ad->best ? t1 : t0;
+    to = ad->best ? t0 : t1;
+    if (tb > 0 && to > 0 && to < tb * (1.0f - 1.0f / UCOLL_SHM_ADAPT_MARGIN)) {
+        ad->best = !ad->best;
+    }
+}
+
 /* The shared-memory state of one communicator; created at its first call
  * that may use shared memory, freed with the communicator. */
 typedef struct ucoll_shm {
@@ -120,6 +202,8 @@ typedef struct ucoll_shm {
      * the communicator goes first */
     void *setup;
     void (*setup_free)(void *setup);
+    /* this rank's measurements of its streamed and plain calls */
+    ucoll_shm_adapt_t adapt[UCOLL_SHM_ADAPT_KINDS][UCOLL_SHM_ADAPT_CLASSES];
 } ucoll_shm_t;
 
 /*
@@ -148,6 +232,13 @@ struct ucoll_shm_op {
     uint64_t aux;
     int slots;             /* slots of the data area the algorithm uses (0: its own rule) */
     size_t iov_i, iov_off; /* bcast_iov: where the next piece starts */
+    /* a call whose streaming is chosen by measurement: its record, whether
+     * it streams, its bytes and when its first poll ran (ns) */
+    ucoll_shm_adapt_t *adapt;
+    int adapt_kind, adapt_cls;
+    int streamed;
+    size_t adapt_bytes;
+    uint64_t t0;
 };
 
 /* The shared-memory state of comm, created (state NONE) on first use;
@@ -198,6 +289,25 @@ ucoll_shm_op_t *ucoll__shm_op_get(ucoll_shm_t *sh, ucoll_req_t *req);
  * returns), else after the queued ones. */
 void ucoll__shm_op_start(ucoll_shm_op_t *op);
 
+/* Where this rank's copies of a call of kind (UCOLL_SHM_ADAPT_*) and bytes
+ * would stream (op->stream_min set, bytes at least that), choose whether
+ * they do by measurement: calls of each kind and size class are timed both
+ * ways (ucoll__shm_adapt_pick), and the way with the lower recent time is
+ * taken, the other tried now and then, so a machine whose state changes
+ * (a VM whose virtual CPUs the host moves between cores that share a cache
+ * and cores that do not) is followed. op->stream_min = 0 when it goes
+ * plain. Only the writer's copies change, never what is written, so a
+ * rank that takes another way than the others is only slower. A bcast's
+ * root, its only writer, times and decides alone. Where every rank writes
+ * (allgather, alltoall), each one's time depends on the others' ways too:
+ * ranks deciding each on its own time turned each other back and forth
+ * (p = 2, 4 MiB allgather: 1.2x the time of streaming always), so rank 0
+ * times and decides, and publishes the best way in its trailer; the others
+ * read it there at each call, and take the same turns through the first
+ * calls and the tries, which fall on the same calls everywhere (every rank
+ * makes the calls of a communicator in the same order). */
+void ucoll__shm_stream_adapt(ucoll_shm_op_t *op, int kind, size_t bytes);
+
 /* Poll the first op of every communicator with ops queued; returns the
  * number completed. Called by ucoll_progress. */
 int ucoll__shm_progress(ucoll_ctx_t *ctx);
@@ -232,6 +342,12 @@ static inline char *ucoll__shm_data(const ucoll_shm_t *sh, int r)
 {
     return sh->base[r] + UCOLL_SHM_DATA_OFF;
 }
+/* Rank r's trailer word for kind (UCOLL_SHM_ADAPT_*): bit c set where
+ * size class c streams. */
+static inline _Atomic uint64_t *ucoll__shm_trailer(const ucoll_shm_t *sh, int r, int kind)
+{
+    return (_Atomic uint64_t *)(void *)(sh->base[r] + UCOLL_SHM_DATA_OFF + sh->data_size) + kind;
+}
 /* Payload place of rank r for bytes of data: inline when they fit. */
 static inline char *ucoll__shm_buf(const ucoll_shm_t *sh, int r, size_t bytes)
 {
@@ -265,7 +381,8 @@ static inline void ucoll__shm_copy(void *dst, const void *src, size_t len)
 
 /* Copy into this rank's region, for other ranks to copy out: from
  * op->stream_min bytes (UCOLL_SHM_STREAM_MIN, or a tuning rule's stream=:
- * the call's algorithm sets it) with non-temporal stores on
+ * the call's algorithm sets it; 0 for a call that ucoll__shm_stream_adapt
+ * sends plain) with non-temporal stores on
  * x86-64, which send the lines to memory instead of keeping them in this
  * core's cache, where the reader would take them one by one. Here (AMD
  * EPYC, 2 cores, p = 2, medians of 5-7 alternations) that took

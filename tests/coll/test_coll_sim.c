@@ -593,7 +593,9 @@ static void test_selection(void)
     a.coll = UCOLL_COLL_ALLGATHER;
     al = ucoll__algo_select(ctx->world, &a, &prm);
     CHECK(al && strcmp(al->id, "gather_bcast") != 0, "a rule naming an unknown way applied");
-    CHECK(prm.shm_stream == ctx->cfg.shm_stream_min, "a rule without stream= set it");
+    CHECK(prm.shm_stream == ctx->cfg.shm_stream_min &&
+              prm.shm_stream_adapt == ctx->cfg.shm_stream_adapt,
+          "a rule without stream= set it");
     a.coll = UCOLL_COLL_ALLTOALL;
     a.count = 16; /* 64 B a block */
     al = ucoll__algo_select(ctx->world, &a, &prm);
@@ -601,8 +603,9 @@ static void test_selection(void)
           "tuning rule with stream=0 not applied");
     a.count = 300;
     al = ucoll__algo_select(ctx->world, &a, &prm);
-    CHECK(al && strcmp(al->id, "bruck") == 0 && prm.shm_stream == 4096,
-          "tuning rule with stream=4k not applied");
+    CHECK(al && strcmp(al->id, "bruck") == 0 && prm.shm_stream == 4096 &&
+              ctx->cfg.shm_stream_adapt && !prm.shm_stream_adapt,
+          "tuning rule with stream=4k not applied, or not fixed");
     a.count = 1000; /* stream=63 is below 64: that rule is refused, the next applies */
     al = ucoll__algo_select(ctx->world, &a, &prm);
     CHECK(al && strcmp(al->id, "pairwise") == 0 && prm.shm_stream == ctx->cfg.shm_stream_min,

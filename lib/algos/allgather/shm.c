@@ -121,6 +121,9 @@ static int shm_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, const ucoll
     }
     op->chunk = shm_chunk(a, prm, &prm->model);
     op->stream_min = prm->shm_stream;
+    if (prm->shm_stream_adapt) {
+        ucoll__shm_stream_adapt(op, UCOLL_SHM_ADAPT_ALLGATHER, bytes);
+    }
     if ((bytes + op->chunk - 1) / op->chunk > UCOLL_SHM_MAX_STEPS / 2 - 1) {
         op->chunk = UCOLL_MIN(bytes / (UCOLL_SHM_MAX_STEPS / 2 - 2) + 64, comm->shm->data_size);
     }

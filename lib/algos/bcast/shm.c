@@ -123,6 +123,9 @@ static int shm_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, const ucoll
     }
     op->chunk = shm_q(a, prm);
     op->stream_min = prm->shm_stream;
+    if (prm->shm_stream_adapt && comm->rank == a->root) { /* the root alone writes */
+        ucoll__shm_stream_adapt(op, UCOLL_SHM_ADAPT_BCAST, a->count * a->esize);
+    }
     if ((a->count * a->esize + op->chunk - 1) / op->chunk > UCOLL_SHM_MAX_STEPS) {
         op->chunk = (a->count * a->esize) / (UCOLL_SHM_MAX_STEPS - 1) + 64;
     }

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Streaming chosen by measurement (UCOLL_SHM_STREAM_ADAPT, progress/shm.h):
+# every call of a size streams or not as the rank measured, so a run of
+# calls of one size takes both ways (the second streamed, the third plain,
+# then the better with the other tried every 16th call). ucoll_bench
+# --check refills and checks every result of 40 calls per size, from 64 B
+# (UCOLL_SHM_STREAM_MIN=64) to 256 KiB, through the shm rows of bcast,
+# allgather and alltoall at 2 and 3 ranks.
+#   stream_adapt.sh UCOLLRUN UCOLL_BENCH
+set -uo pipefail
+ucollrun=$1 bench=$2
+fail=0
+for np in 2 3; do
+    for op in bcast allgather alltoall; do
+        out=$(UCOLL_WAIT=block UCOLL_SHM_STREAM_MIN=64 UCOLL_SHM_STREAM_ADAPT=1 \
+              timeout 120 "$ucollrun" -n "$np" --timeout 100 "$bench" "$op" --algo shm --check \
+              --iters 40 --min-size 64 --max-size 256k 2>&1)
+        rc=$?
+        if [ $rc -ne 0 ] || ! grep -q '^# check: passed' <<<"$out"; then
+            echo "FAIL: $op at $np ranks (exit $rc)"
+            tail -n 5 <<<"$out"
+            fail=1
+        else
+            echo "ok: $op at $np ranks"
+        fi
+    done
+done
+exit $fail
