@@ -24,8 +24,12 @@
 #
 # Output: one table per operation and p, then a Markdown summary; in the
 # output directory: raw.csv (every row of every run), runs.csv (one line per
-# run: exit status, rows, log), medians.csv, summary.md, info.txt, logs/ and
-# one PNG per operation (bench/plot_vs_mpi.py, Debian's python3-matplotlib).
+# run: exit status, rows, log, and the round trip of a cache line between
+# CPUs 0 and 1 just before it, bench/core_rtt.c: on a virtual machine the
+# host may move the CPUs closer or apart while the benchmark runs, which
+# moved shared-memory figures by up to 1.9x here), medians.csv, summary.md
+# (with the least and largest round trip), info.txt, logs/ and one PNG per
+# operation (bench/plot_vs_mpi.py, Debian's python3-matplotlib).
 #
 # usage: bench/vs_mpi.sh [options]      (from the project root, after a build)
 #   -o "OPS"         operations (default: bcast allreduce reduce allgather
@@ -135,7 +139,7 @@ OUT=${OUT:-bench-results/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT/logs" || die "cannot create $OUT"
 RAW=$OUT/raw.csv RUNSCSV=$OUT/runs.csv MED=$OUT/medians.csv SUMMARY=$OUT/summary.md
 echo "op,p,library,run,bytes,avg_us,min_us,max_us" >"$RAW"
-echo "op,p,library,run,exit,rows,seconds,log" >"$RUNSCSV"
+echo "op,p,library,run,exit,rows,seconds,log,core_rtt_ns" >"$RUNSCSV"
 echo "op,p,bytes,ucoll,openmpi,mpich,ucoll_over_best" >"$MED"
 
 export UCX_TLS=$TLS
@@ -167,10 +171,16 @@ version_of() {  # lib -> its version
     echo "# command: $0 -o \"$OPS\" -p \"$PS\" --min-size $MIN${MAX:+ --max-size $MAX} -r $RUNS -b $BUILD -t $TLS --timeout $TMO --out $OUT"
 } | tee "$OUT/info.txt"
 
+# The cache line's round trip between CPUs 0 and 1 now, in ns (empty where
+# core_rtt was not built or cannot pin).
+core_rtt() {
+    [ -x "$BUILD/bench/core_rtt" ] && "$BUILD/bench/core_rtt" 2>/dev/null | awk '$NF == "ns" {print $(NF - 1)}'
+}
+
 # One run of one library: its rows go to raw.csv, its status to runs.csv.
 failures=()
 run_one() {  # lib op p run
-    local lib=$1 op=$2 p=$3 r=$4 max cmd log rc rows t0 secs
+    local lib=$1 op=$2 p=$3 r=$4 max cmd log rc rows t0 secs rtt
     max=$(max_of "$op")
     case $lib in
     ucoll) cmd=("$UCOLLRUN" -n "$p" "${BIN[$lib]}") ;;
@@ -186,6 +196,7 @@ run_one() {  # lib op p run
     fi
     log=$OUT/logs/$op-p$p-$lib-r$r
     echo "${cmd[*]}" >"$log.cmd"
+    rtt=$(core_rtt)
     t0=$(date +%s.%N)
     timeout -k 10 "$TMO" "${cmd[@]}" >"$log.out" 2>"$log.err" </dev/null
     rc=$?
@@ -193,7 +204,7 @@ run_one() {  # lib op p run
     rows=$(awk -v pre="$op,$p,$lib,$r" '
         !/^#/ && NF == 4 && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9.]+$/ {print pre "," $1 "," $2 "," $3 "," $4}
         ' "$log.out" | tee -a "$RAW" | wc -l)
-    echo "$op,$p,$lib,$r,$rc,$rows,$secs,$log" >>"$RUNSCSV"
+    echo "$op,$p,$lib,$r,$rc,$rows,$secs,$log,$rtt" >>"$RUNSCSV"
     if [ "$rc" -ne 0 ] || [ "$rows" -eq 0 ]; then
         local why="exit $rc"
         [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && why="timed out after ${TMO} s"
@@ -274,6 +285,8 @@ done
     echo
     echo "ucoll vs Open MPI vs MPICH on $(hostname) ($(nproc) cores), $DATE, UCX_TLS=$TLS:"
     echo "median over $RUNS run(s) of the mean latency over ranks, in µs (OSU-style loop)."
+    awk -F, 'NR > 1 && $9 != "" { v = $9 + 0; if (n++ == 0 || v < lo) lo = v; if (v > hi) hi = v }
+             END { if (n) printf "cache line round trip between CPUs 0 and 1 before each run: %.0f-%.0f ns (runs.csv)\n", lo, hi }' "$RUNSCSV"
     echo
     echo "| op | p | bytes | ucoll | Open MPI | MPICH | ucoll / best |"
     echo "|---|---:|---:|---:|---:|---:|---:|"
