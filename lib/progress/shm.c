@@ -8,7 +8,6 @@
 #include "transport/ucx.h"
 
 #include <string.h>
-#include <time.h>
 
 /* What a rank tells the others about its region (the setup's allgather). */
 typedef struct shm_slot {
@@ -244,14 +243,6 @@ ucoll_shm_op_t *ucoll__shm_op_get(ucoll_shm_t *sh, ucoll_req_t *req)
     return op;
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void ucoll__shm_stream_adapt(ucoll_shm_op_t *op, int kind, size_t bytes)
 {
     ucoll_shm_adapt_t *ad;
@@ -292,7 +283,7 @@ static void op_finish(ucoll_shm_op_t *op, int status)
 
     if (op->adapt != NULL && status == UCOLL_OK) {
         ucoll__shm_adapt_record(op->adapt, op->streamed,
-                                (float)(now_ns() - op->t0) / (float)op->adapt_bytes);
+                                (float)(ucoll__tl_now_ns() - op->t0) / (float)op->adapt_bytes);
         if (op->adapt_kind != UCOLL_SHM_ADAPT_BCAST) { /* rank 0: for the others to read */
             _Atomic uint64_t *w = ucoll__shm_trailer(sh, sh->rank, op->adapt_kind);
             uint64_t bit = (uint64_t)1 << op->adapt_cls;
@@ -343,7 +334,7 @@ void ucoll__shm_op_start(ucoll_shm_op_t *op)
     op->seq = ++sh->seq;
     if (ucoll_list_empty(&sh->ops)) {
         if (op->adapt != NULL) {
-            op->t0 = now_ns();
+            op->t0 = ucoll__tl_now_ns();
         }
         st = op->poll(op);
         if (st != UCOLL_SHM_AGAIN) {
@@ -387,7 +378,7 @@ static int shm_drive(ucoll_shm_t *sh)
         int st;
 
         if (op->adapt != NULL && op->t0 == 0) {
-            op->t0 = now_ns(); /* its first poll: the calls before it are done */
+            op->t0 = ucoll__tl_now_ns(); /* its first poll: the calls before it are done */
         }
         st = op->poll(op);
 
