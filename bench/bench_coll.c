@@ -121,9 +121,10 @@ static void elem_set(void *buf, ucoll_dtype_t dt, size_t i, int64_t v)
 
 /* What rank r holds at element k of its send buffer for the data-moving
  * collectives: small, so every datatype holds it exactly. */
-/* Added to the values the moving collectives carry, changed by --check at
- * every call, so that a call that left data of the call before in place
- * (the same values otherwise) is caught. */
+/* Added to the values the moving collectives carry (and to the element
+ * index of the reductions' values), changed by --check at every call, so
+ * that a call that left data of the call before in place (the same values
+ * otherwise) is caught. */
 static int64_t move_salt;
 
 static int64_t move_val(int r, size_t k)
@@ -134,6 +135,7 @@ static int64_t move_val(int r, size_t k)
 /* What rank r contributes at element k to a reduction with op. */
 static int64_t red_val(ucoll_op_t op, int r, size_t k)
 {
+    k += (size_t)move_salt;
     switch (op) {
     case UCOLL_PROD: return (r % 5 == 1 && k % 3 == 0) ? 2 : 1;
     case UCOLL_LAND:
