@@ -67,6 +67,14 @@ typedef enum {
 /* Their names, as UCOLL_SHM_WAY and tuning rules (way=) spell them, by
  * value; NULL-terminated. */
 extern const char *ucoll__shm_way_names[];
+/* UCOLL_SHM_WAY_ADAPT: the way of the model, or chosen per call by
+ * measurement between it and another (lib/progress/shm.h,
+ * ucoll__shm_way_pick); TURN, for tests: the way changes at every round. */
+typedef enum {
+    UCOLL_SHM_WAY_ADAPT_OFF,
+    UCOLL_SHM_WAY_ADAPT_ON,
+    UCOLL_SHM_WAY_ADAPT_TURN
+} ucoll_shm_way_adapt_t;
 
 typedef struct ucoll_config {
     int log_level;        /* ucoll_log_level_t */
@@ -91,6 +99,7 @@ typedef struct ucoll_config {
     size_t shm_stream_min; /* copies into a region from this size stream past the cache */
     int shm_stream_adapt;  /* ... or not, as each rank measures (progress/shm.h) */
     int shm_way;                                 /* ucoll_shm_way_t */
+    int shm_way_adapt;                           /* ucoll_shm_way_adapt_t */
     int p2p_shm;                                 /* ucoll_shm_mode_t: point-to-point rings */
     int liveness;                                /* ucoll_liveness_t */
     char *algo[UCOLL_COLL_LAST];                 /* forced algorithm ids, NULL = model */

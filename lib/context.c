@@ -165,7 +165,7 @@ static uint64_t hash_file(const char *path)
     return h;
 }
 
-#define AGREE_FIXED 9
+#define AGREE_FIXED 11
 
 /* What names this rank's node in the job: the launcher's node id when it
  * told locality (the smallest rank of the node when it gave no id; both
@@ -217,7 +217,7 @@ static int ctx_agree(ucoll_ctx_t *ctx)
     static const char *names[AGREE_FIXED] = {
         "UCOLL_MODEL_ALPHA", "UCOLL_MODEL_BETA", "UCOLL_MODEL_GAMMA", "UCOLL_MODEL_OVERSUB_ALPHA",
         "UCOLL_SEGMENT_SIZE", "UCOLL_RADIX", "UCOLL_TUNE_FILE (its contents)", "UCOLL_SHM",
-        "UCOLL_SHM_SIZE"};
+        "UCOLL_SHM_SIZE", "UCOLL_SHM_WAY", "UCOLL_SHM_WAY_ADAPT"};
     const ucoll_config_t *c = &ctx->cfg;
     uint64_t mine[2 + N], *all;
     int status = UCOLL_OK, k, r;
@@ -234,6 +234,9 @@ static int ctx_agree(ucoll_ctx_t *ctx)
      * its collectives send */
     mine[8] = hash_bytes(8, &c->shm, sizeof(int));
     mine[9] = hash_bytes(9, &c->shm_size, sizeof(size_t));
+    /* the way of an shm reduction decides its protocol */
+    mine[10] = hash_bytes(10, &c->shm_way, sizeof(int));
+    mine[11] = hash_bytes(11, &c->shm_way_adapt, sizeof(int));
     for (k = 0; k < UCOLL_COLL_LAST; k++) {
         mine[1 + AGREE_FIXED + k] = hash_str(c->algo[k]);
     }

@@ -479,6 +479,7 @@ static void sel_params(ucoll_comm_t *comm, ucoll_algo_params_t *prm, ucoll_model
     prm->shm_way = ctx->cfg.shm_way;
     prm->shm_stream = ctx->cfg.shm_stream_min;
     prm->shm_stream_adapt = ctx->cfg.shm_stream_adapt;
+    prm->shm_way_adapt = ctx->cfg.shm_way_adapt;
     prm->shm_data = ucoll__shm_data_size(ctx);
     ctx_model(comm, m);
     prm->model = *m;
@@ -662,7 +663,11 @@ static void explain_ranking(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
                 "model: alpha %.3g s, beta %.3g s/B, gamma %.3g s/B, lambda %.3g s/B, wake %.3g s; "
                 "segment size %s, radix %s, shm way %s, shm stream %s\n",
                 m->alpha, m->beta, m->gamma, m->lambda, m->wake, seg, radix,
-                prm->shm_way ? ucoll__shm_way_names[prm->shm_way] : "model", stream);
+                prm->shm_way                               ? ucoll__shm_way_names[prm->shm_way]
+                : prm->shm_way_adapt && prm->seg_size == 0 ? "model's or another, from 16384 B "
+                                                             "where measured quicker"
+                                                           : "model",
+                stream);
     }
 }
 

@@ -70,6 +70,8 @@ typedef struct ucoll_algo_params {
                           * UCOLL_SHM_STREAM_MIN or a tuning rule's stream= */
     int shm_stream_adapt; /* ... chosen per call by measurement (UCOLL_SHM_STREAM_ADAPT;
                            * not under a rule's stream=, which fixes it) */
+    int shm_way_adapt;    /* shm reduce/allreduce rows with shm_way AUTO: the way chosen
+                           * per call by measurement (ucoll_shm_way_adapt_t) */
     /* the call's sequence number, for rows with start that send messages
      * (ucoll__phased_start); set where the call selects, and such rows
      * serve only calls that are not cached (v-variants) */

@@ -116,10 +116,15 @@ void ucoll__shm_prepare(ucoll_shm_t *sh, void *slot)
     }
     sh->base[sh->rank] = ucoll__tl_shm_addr(sh->mine);
     sh->data_size = size - UCOLL_SHM_DATA_OFF - UCOLL_SHM_TRAILER;
-    for (int k = 0; k < UCOLL_SHM_ADAPT_KINDS; k++) {
+    for (int k = 0; k < UCOLL_SHM_ADAPT_STREAM_KINDS; k++) {
         /* streaming everywhere until rank 0 has measured */
         atomic_store_explicit(ucoll__shm_trailer(sh, sh->rank, k), ~(uint64_t)0,
                               memory_order_relaxed);
+    }
+    for (int k = UCOLL_SHM_ADAPT_STREAM_KINDS; k < UCOLL_SHM_ADAPT_KINDS; k++) {
+        for (int c = 0; c < UCOLL_SHM_ADAPT_CLASSES; c++) { /* no round's way yet */
+            atomic_store_explicit(ucoll__shm_way_word(sh, sh->rank, k, c), 0, memory_order_relaxed);
+        }
     }
     /* nothing done yet: "done with call 0". The peers read it only after the
      * setup's exchanges, which order this store before their loads. */
@@ -274,6 +279,26 @@ void ucoll__shm_stream_adapt(ucoll_shm_op_t *op, int kind, size_t bytes)
     op->adapt_bytes = bytes;
 }
 
+int ucoll__shm_way_adapt(ucoll_shm_t *sh, int kind, size_t bytes, int turn, ucoll_shm_adapt_t **adp)
+{
+    int cls =
+        UCOLL_MIN(63 - __builtin_clzll((unsigned long long)bytes), UCOLL_SHM_ADAPT_CLASSES - 1);
+    ucoll_shm_adapt_t *ad = &sh->adapt[kind][cls];
+    int c = ucoll__shm_way_pick(ad, sh->rank == 0, ucoll__shm_way_word(sh, 0, kind, cls), turn);
+
+    *adp = sh->rank == 0 && c >= 0 ? ad : NULL;
+    return c;
+}
+
+void ucoll__shm_op_timed(ucoll_shm_op_t *op, ucoll_shm_adapt_t *ad, int c, size_t bytes)
+{
+    op->adapt = ad;
+    op->adapt_kind = UCOLL_SHM_ADAPT_REDUCE; /* nothing to publish at its end */
+    op->adapt_cls = 0;
+    op->streamed = c;
+    op->adapt_bytes = bytes;
+}
+
 /* The op is over: its record back to the list, then its request completed
  * (a callback may start the next op and reuse the record). */
 static void op_finish(ucoll_shm_op_t *op, int status)
@@ -284,7 +309,8 @@ static void op_finish(ucoll_shm_op_t *op, int status)
     if (op->adapt != NULL && status == UCOLL_OK) {
         ucoll__shm_adapt_record(op->adapt, op->streamed,
                                 (float)(ucoll__tl_now_ns() - op->t0) / (float)op->adapt_bytes);
-        if (op->adapt_kind != UCOLL_SHM_ADAPT_BCAST) { /* rank 0: for the others to read */
+        if (op->adapt_kind == UCOLL_SHM_ADAPT_ALLGATHER ||
+            op->adapt_kind == UCOLL_SHM_ADAPT_ALLTOALL) { /* rank 0: for the others to read */
             _Atomic uint64_t *w = ucoll__shm_trailer(sh, sh->rank, op->adapt_kind);
             uint64_t bit = (uint64_t)1 << op->adapt_cls;
             uint64_t v = atomic_load_explicit(w, memory_order_relaxed);

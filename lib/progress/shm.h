@@ -13,10 +13,12 @@
  *                  (measured at p = 2: 64 B broadcast in 0.39 us from the
  *                  data area, 0.28 us inline)
  *     [128, size - 64)  the data area
- *     [size - 64, size) the trailer: rank 0's is where it publishes the
+ *     [size - 1024, size) the trailer: rank 0's is where it publishes the
  *                  way (streamed or not) it measured quicker for each kind
  *                  and size of call that every rank writes
- *                  (ucoll__shm_stream_adapt)
+ *                  (ucoll__shm_stream_adapt), and from byte 64 on, the way
+ *                  of the reductions that every rank takes from a numbered
+ *                  round of calls on (ucoll__shm_way_adapt)
  * Every byte of a region is written by its owner only; the others only read
  * it. So no line has two writers and nothing needs a lock.
  *
@@ -72,7 +74,7 @@
 
 #define UCOLL_SHM_INLINE    120 /* bytes of inline data beside the control word */
 #define UCOLL_SHM_DATA_OFF  128 /* offset of the data area in a region */
-#define UCOLL_SHM_TRAILER   64  /* bytes of the trailer after it */
+#define UCOLL_SHM_TRAILER   1024 /* bytes of the trailer after it */
 #define UCOLL_SHM_STEP_BITS 24
 #define UCOLL_SHM_MAX_STEPS (((uint64_t)1 << UCOLL_SHM_STEP_BITS) - 1)
 /* Bytes of one rank's setup record (ucoll__shm_prepare): fits a packed key
@@ -100,15 +102,20 @@ enum { UCOLL_SHM_NONE, UCOLL_SHM_PENDING, UCOLL_SHM_ON, UCOLL_SHM_OFF };
 typedef struct ucoll_shm_op ucoll_shm_op_t;
 typedef int (*ucoll_shm_poll_t)(ucoll_shm_op_t *op);
 
-/* Streaming chosen by measurement (ucoll__shm_stream_adapt): the kinds of
- * call that stream, and per kind the classes of size (log2 of the bytes). */
+/* Choices by measurement: the kinds of call that stream
+ * (ucoll__shm_stream_adapt), those whose way is chosen
+ * (ucoll__shm_way_adapt), and per kind the classes of size (log2 of the
+ * bytes). */
 enum {
     UCOLL_SHM_ADAPT_BCAST,
     UCOLL_SHM_ADAPT_ALLGATHER,
     UCOLL_SHM_ADAPT_ALLTOALL,
+    UCOLL_SHM_ADAPT_REDUCE,
+    UCOLL_SHM_ADAPT_ALLREDUCE,
     UCOLL_SHM_ADAPT_KINDS
 };
-#define UCOLL_SHM_ADAPT_CLASSES 48 /* fits a trailer word */
+#define UCOLL_SHM_ADAPT_STREAM_KINDS 3  /* the first three */
+#define UCOLL_SHM_ADAPT_CLASSES      48 /* fits a trailer word */
 /* One kind and class: the times per byte of the last UCOLL_SHM_ADAPT_KEEP
  * timed calls of each way, plain [0] and streamed [1] (0: none), and the
  * calls so far. A way's time is the least of its last few: what disturbs
@@ -123,6 +130,7 @@ typedef struct ucoll_shm_adapt {
     uint32_t calls;
     uint8_t next[2]; /* where each way's next time goes in t */
     uint8_t best;    /* the way with the lower time */
+    uint8_t agreed;  /* ucoll__shm_way_pick: the way every rank takes */
 } ucoll_shm_adapt_t;
 
 /* The way of ad's next call: 1 streamed, 0 plain, -1 streamed but not
@@ -175,6 +183,52 @@ static inline void ucoll__shm_adapt_record(ucoll_shm_adapt_t *ad, int streamed, 
     if (tb > 0 && to > 0 && to < tb * (1.0f - 1.0f / UCOLL_SHM_ADAPT_MARGIN)) {
         ad->best = !ad->best;
     }
+}
+
+/* The way of a reduction's next call where every rank must take the same
+ * (ucoll__shm_way_adapt): 1 the model's way, 0 the other, -1 the model's
+ * but not timed. The order is ucoll__shm_adapt_pick's, on the agreed way
+ * instead of this rank's best: rank 0 (leader) measures, and in the middle
+ * of each round of UCOLL_SHM_ADAPT_TRY calls publishes in word the way
+ * for the next round with the round's number; at the first call of a
+ * round every rank reads it there. Rank 0 writes it 16 calls of the
+ * communicator before any rank reads it, and every call a rank makes
+ * waits, directly or through a peer, for every rank to be through the
+ * call before the one before it; so each rank has the word when it reads
+ * it, and rank 0 writes the next one only after every rank has read it.
+ * A word of another round (none yet) leaves the way as it was, on every
+ * rank alike. turn (UCOLL_SHM_WAY_ADAPT=turn, for tests): rank 0
+ * publishes the other way at every round, so calls change ways every
+ * round whatever the times. */
+static inline int ucoll__shm_way_pick(ucoll_shm_adapt_t *ad, int leader, _Atomic uint64_t *word,
+                                      int turn)
+{
+    uint32_t n = ad->calls, round = n / UCOLL_SHM_ADAPT_TRY;
+
+    if (n < 2) {
+        ad->agreed = 1;
+    } else if (n >= 2 + 2 * UCOLL_SHM_ADAPT_KEEP) {
+        if (n % UCOLL_SHM_ADAPT_TRY == 0) {
+            uint64_t v = atomic_load_explicit(word, memory_order_acquire);
+
+            if (v >> 1 == round) {
+                ad->agreed = (uint8_t)(v & 1);
+            }
+        } else if (leader && n % UCOLL_SHM_ADAPT_TRY == UCOLL_SHM_ADAPT_TRY / 2) {
+            uint64_t way = turn ? !ad->agreed : ad->best;
+
+            atomic_store_explicit(word, ((uint64_t)(round + 1) << 1) | way, memory_order_release);
+        }
+    }
+    ad->calls++;
+    if (n < 2) {
+        ad->best = 1;
+        return -1;
+    }
+    if (n < 2 + 2 * UCOLL_SHM_ADAPT_KEEP) {
+        return (int)(n & 1) ^ 1;
+    }
+    return n % UCOLL_SHM_ADAPT_TRY == 0 ? !ad->agreed : ad->agreed;
 }
 
 /* The shared-memory state of one communicator; created at its first call
@@ -232,8 +286,9 @@ struct ucoll_shm_op {
     uint64_t aux;
     int slots;             /* slots of the data area the algorithm uses (0: its own rule) */
     size_t iov_i, iov_off; /* bcast_iov: where the next piece starts */
-    /* a call whose streaming is chosen by measurement: its record, whether
-     * it streams, its bytes and when its first poll ran (ns) */
+    /* a call whose streaming (or way) is chosen by measurement: its
+     * record, whether it streams (takes the model's way), its bytes and
+     * when its first poll ran (ns) */
     ucoll_shm_adapt_t *adapt;
     int adapt_kind, adapt_cls;
     int streamed;
@@ -308,6 +363,17 @@ void ucoll__shm_op_start(ucoll_shm_op_t *op);
  * makes the calls of a communicator in the same order). */
 void ucoll__shm_stream_adapt(ucoll_shm_op_t *op, int kind, size_t bytes);
 
+/* A reduction of kind (UCOLL_SHM_ADAPT_REDUCE or _ALLREDUCE) and bytes
+ * whose way is chosen by measurement between the model's and another:
+ * ucoll__shm_way_pick's answer for the call (1 or -1 the model's way, 0
+ * the other), the same on every rank. Where rank 0 times the call, *ad is
+ * set: pass it to ucoll__shm_op_timed with the op. turn: see
+ * ucoll__shm_way_pick. */
+int ucoll__shm_way_adapt(ucoll_shm_t *sh, int kind, size_t bytes, int turn, ucoll_shm_adapt_t **ad);
+/* Time op, which takes way c (1: the model's) of the measurement ad for
+ * bytes (ucoll__shm_way_adapt). */
+void ucoll__shm_op_timed(ucoll_shm_op_t *op, ucoll_shm_adapt_t *ad, int c, size_t bytes);
+
 /* Poll the first op of every communicator with ops queued; returns the
  * number completed. Called by ucoll_progress. */
 int ucoll__shm_progress(ucoll_ctx_t *ctx);
@@ -342,11 +408,18 @@ static inline char *ucoll__shm_data(const ucoll_shm_t *sh, int r)
 {
     return sh->base[r] + UCOLL_SHM_DATA_OFF;
 }
-/* Rank r's trailer word for kind (UCOLL_SHM_ADAPT_*): bit c set where
- * size class c streams. */
+/* Rank r's trailer word for kind (UCOLL_SHM_ADAPT_*, one that streams):
+ * bit c set where size class c streams. */
 static inline _Atomic uint64_t *ucoll__shm_trailer(const ucoll_shm_t *sh, int r, int kind)
 {
     return (_Atomic uint64_t *)(void *)(sh->base[r] + UCOLL_SHM_DATA_OFF + sh->data_size) + kind;
+}
+/* Rank r's trailer word of the way of kind (a reduction) and size class
+ * cls (ucoll__shm_way_pick). */
+static inline _Atomic uint64_t *ucoll__shm_way_word(const ucoll_shm_t *sh, int r, int kind, int cls)
+{
+    return (_Atomic uint64_t *)(void *)(sh->base[r] + UCOLL_SHM_DATA_OFF + sh->data_size + 64) +
+           (kind - UCOLL_SHM_ADAPT_STREAM_KINDS) * UCOLL_SHM_ADAPT_CLASSES + cls;
 }
 /* Payload place of rank r for bytes of data: inline when they fit. */
 static inline char *ucoll__shm_buf(const ucoll_shm_t *sh, int r, size_t bytes)

@@ -4,7 +4,13 @@
  * up: the order of the first calls, the better way taken and the other
  * tried every UCOLL_SHM_ADAPT_TRY-th call, slow calls and a difference
  * within the margin that do not turn it, and a machine that changes,
- * followed both ways.
+ * followed both ways. Then the ways of the reductions
+ * (ucoll__shm_way_pick), which every rank must take alike: three ranks
+ * whose calls run in every order the shm calls allow (a rank makes call n
+ * only once every other is through call n-2), rank 0 measuring on a
+ * machine that changes, take the same way at every call, and follow rank
+ * 0's measurement within two rounds; with turn, the way changes at every
+ * round.
  */
 #include "progress/shm.h"
 
@@ -30,6 +36,77 @@ static int run(ucoll_shm_adapt_t *ad, int n, float ts, float tp, int spike)
         }
     }
     return streamed;
+}
+
+#define RANKS 3
+#define CALLS (40 * UCOLL_SHM_ADAPT_TRY)
+
+/* The model's way (1) is quicker but in calls [from, to), measured by rank 0.
+ * Runs the calls of RANKS ranks in an order drawn from seed; way[r][n]: the
+ * way rank r took at call n (-1 counted as the model's). */
+static void way_run(int way[RANKS][CALLS], unsigned seed, int turn, int from, int to)
+{
+    ucoll_shm_adapt_t ad[RANKS] = {{{{0}}}};
+    _Atomic uint64_t word = 0;
+    int next[RANKS] = {0};
+
+    for (int left = RANKS * CALLS; left > 0;) {
+        int r, n, ok = 1;
+
+        seed = seed * 1103515245u + 12345u;
+        r = (int)((seed >> 16) % RANKS);
+        n = next[r];
+        for (int q = 0; q < RANKS && n < CALLS; q++) {
+            ok &= q == r || next[q] >= n - 1; /* q through call n-2 */
+        }
+        if (n == CALLS || !ok) {
+            continue;
+        }
+        way[r][n] = ucoll__shm_way_pick(&ad[r], r == 0, &word, turn);
+        if (r == 0 && way[r][n] >= 0) {
+            int slow = n >= from && n < to ? way[r][n] : !way[r][n];
+
+            ucoll__shm_adapt_record(&ad[0], way[r][n], slow ? 2.0f : 1.0f);
+        }
+        way[r][n] = way[r][n] != 0;
+        next[r]++;
+        left--;
+    }
+}
+
+static void way_agreement(void)
+{
+    static int way[RANKS][CALLS];
+    const int T = UCOLL_SHM_ADAPT_TRY, from = 10 * T + 5, to = 25 * T + 7;
+
+    for (unsigned seed = 1; seed <= 20; seed++) {
+        int bad = -1, late = 0, changes = 0;
+
+        way_run(way, seed, 0, from, to);
+        for (int n = 0; n < CALLS && bad < 0; n++) {
+            if (way[1][n] != way[0][n] || way[2][n] != way[0][n]) {
+                bad = n;
+            }
+        }
+        EXPECT_MSG(bad < 0, "seed %u: ranks took different ways at call %d", seed, bad);
+        /* the other way from the second round after the change until the
+         * second round after it changes back, but the tries */
+        for (int n = (from / T + 2) * T; n < (to / T + 1) * T; n++) {
+            late += n % T != 0 && way[0][n] != 0;
+        }
+        for (int n = (to / T + 2) * T; n < CALLS; n++) {
+            late += n % T != 0 && way[0][n] != 1;
+        }
+        EXPECT_MSG(late == 0, "seed %u: %d calls late to follow rank 0's measurement", seed, late);
+
+        way_run(way, seed, 1, 0, 0);
+        for (int n = 2 * T + 1; n < CALLS; n++) {
+            changes += n % T == 1 && way[0][n] != way[0][n - T];
+            bad = way[1][n] != way[0][n] || way[2][n] != way[0][n] ? n : bad;
+        }
+        EXPECT_MSG(bad < 0 && changes == CALLS / T - 2,
+                   "seed %u, turn: %d changes of way, ranks apart at call %d", seed, changes, bad);
+    }
 }
 
 int main(void)
@@ -88,6 +165,7 @@ int main(void)
         EXPECT_MSG(ad.best == 0 && i <= UCOLL_SHM_ADAPT_KEEP + 2, "plain taken again after %d calls",
                    i - 1);
     }
+    way_agreement();
     if (failures == 0) {
         printf("shm-adapt: ok\n");
     }
