@@ -2,7 +2,7 @@
 # Streaming chosen by measurement (UCOLL_SHM_STREAM_ADAPT, progress/shm.h):
 # every call of a size streams or not as the rank measured, so a run of
 # calls of one size takes both ways (the second streamed, the third plain,
-# then the better with the other tried every 16th call). ucoll_bench
+# then the better with the other tried every 32nd call). ucoll_bench
 # --check refills and checks every result of 40 calls per size, from 64 B
 # (UCOLL_SHM_STREAM_MIN=64) to 256 KiB, through the shm rows of bcast,
 # allgather and alltoall at 2 and 3 ranks.
