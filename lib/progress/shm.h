@@ -137,8 +137,10 @@ typedef struct ucoll_shm_adapt {
  * timed. The first two calls warm up (pages touched, lines cold: the
  * second one measured 3x the later ones at 64 KiB), the next
  * 2 * UCOLL_SHM_ADAPT_KEEP alternate the ways, then the best way is taken
- * but every UCOLL_SHM_ADAPT_TRY-th call, which takes the other. */
-static inline int ucoll__shm_adapt_pick(ucoll_shm_adapt_t *ad)
+ * but every UCOLL_SHM_ADAPT_TRY-th call, which takes the other. The way
+ * taken between tries is *taken: the best, or the agreed one
+ * (ucoll__shm_way_pick). */
+static inline int ucoll__shm_adapt_order(ucoll_shm_adapt_t *ad, const uint8_t *taken)
 {
     uint32_t n = ad->calls++;
 
@@ -149,7 +151,11 @@ static inline int ucoll__shm_adapt_pick(ucoll_shm_adapt_t *ad)
     if (n < 2 + 2 * UCOLL_SHM_ADAPT_KEEP) {
         return (int)(n & 1) ^ 1;
     }
-    return n % UCOLL_SHM_ADAPT_TRY == 0 ? !ad->best : ad->best;
+    return n % UCOLL_SHM_ADAPT_TRY == 0 ? !*taken : *taken;
+}
+static inline int ucoll__shm_adapt_pick(ucoll_shm_adapt_t *ad)
+{
+    return ucoll__shm_adapt_order(ad, &ad->best);
 }
 
 /* The least of way c's kept times (0: none yet). */
@@ -220,15 +226,7 @@ static inline int ucoll__shm_way_pick(ucoll_shm_adapt_t *ad, int leader, _Atomic
             atomic_store_explicit(word, ((uint64_t)(round + 1) << 1) | way, memory_order_release);
         }
     }
-    ad->calls++;
-    if (n < 2) {
-        ad->best = 1;
-        return -1;
-    }
-    if (n < 2 + 2 * UCOLL_SHM_ADAPT_KEEP) {
-        return (int)(n & 1) ^ 1;
-    }
-    return n % UCOLL_SHM_ADAPT_TRY == 0 ? !ad->agreed : ad->agreed;
+    return ucoll__shm_adapt_order(ad, &ad->agreed);
 }
 
 /* The shared-memory state of one communicator; created at its first call

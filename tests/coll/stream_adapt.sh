@@ -9,20 +9,14 @@
 #   stream_adapt.sh UCOLLRUN UCOLL_BENCH
 set -uo pipefail
 ucollrun=$1 bench=$2
+. "$(dirname "$(readlink -f "$0")")/bench_check.sh"
 fail=0
 for np in 2 3; do
     for op in bcast allgather alltoall; do
-        out=$(UCOLL_WAIT=block UCOLL_SHM_STREAM_MIN=64 UCOLL_SHM_STREAM_ADAPT=1 \
-              timeout 120 "$ucollrun" -n "$np" --timeout 100 "$bench" "$op" --algo shm --check \
-              --iters 40 --min-size 64 --max-size 256k 2>&1)
-        rc=$?
-        if [ $rc -ne 0 ] || ! grep -q '^# check: passed' <<<"$out"; then
-            echo "FAIL: $op at $np ranks (exit $rc)"
-            tail -n 5 <<<"$out"
-            fail=1
-        else
-            echo "ok: $op at $np ranks"
-        fi
+        bench_check "$op at $np ranks" \
+            env UCOLL_WAIT=block UCOLL_SHM_STREAM_MIN=64 UCOLL_SHM_STREAM_ADAPT=1 \
+            timeout 120 "$ucollrun" -n "$np" --timeout 100 "$bench" "$op" --algo shm --check \
+            --iters 40 --min-size 64 --max-size 256k || fail=1
     done
 done
 exit $fail

@@ -11,21 +11,15 @@
 #   way_adapt.sh UCOLLRUN UCOLL_BENCH
 set -uo pipefail
 ucollrun=$1 bench=$2
+. "$(dirname "$(readlink -f "$0")")/bench_check.sh"
 fail=0
 export UCOLL_WAIT=block
 for mode in turn 1; do
     for np in 2 3 4; do
         for op in reduce allreduce; do
-            out=$(UCOLL_SHM_WAY_ADAPT=$mode timeout 150 "$ucollrun" -n "$np" --timeout 120 \
-                  "$bench" "$op" --algo shm --check --iters 100 --min-size 16k --max-size 1m 2>&1)
-            rc=$?
-            if [ $rc -ne 0 ] || ! grep -q '^# check: passed' <<<"$out"; then
-                echo "FAIL: $op at $np ranks, UCOLL_SHM_WAY_ADAPT=$mode (exit $rc)"
-                tail -n 5 <<<"$out"
-                fail=1
-            else
-                echo "ok: $op at $np ranks, UCOLL_SHM_WAY_ADAPT=$mode"
-            fi
+            bench_check "$op at $np ranks, UCOLL_SHM_WAY_ADAPT=$mode" \
+                env UCOLL_SHM_WAY_ADAPT="$mode" timeout 150 "$ucollrun" -n "$np" --timeout 120 \
+                "$bench" "$op" --algo shm --check --iters 100 --min-size 16k --max-size 1m || fail=1
         done
     done
 done
