@@ -284,19 +284,78 @@ int ucoll__shm_way_adapt(ucoll_shm_t *sh, int kind, size_t bytes, int turn, ucol
     int cls =
         UCOLL_MIN(63 - __builtin_clzll((unsigned long long)bytes), UCOLL_SHM_ADAPT_CLASSES - 1);
     ucoll_shm_adapt_t *ad = &sh->adapt[kind][cls];
+    uint32_t n = ad->calls;
     int c = ucoll__shm_way_pick(ad, sh->rank == 0, ucoll__shm_way_word(sh, 0, kind, cls), turn);
 
-    *adp = sh->rank == 0 && c >= 0 ? ad : NULL;
+    /* timed: the first calls, and in each round its try and the
+     * UCOLL_SHM_ADAPT_KEEP calls after it, enough for the choice in the
+     * middle of the round; the others cost no clock and no record (rank
+     * 0's look at the records reads a line from every other rank) */
+    *adp = c >= 0 && (n < 2 + 2 * UCOLL_SHM_ADAPT_KEEP ||
+                      n % UCOLL_SHM_ADAPT_TRY <= UCOLL_SHM_ADAPT_KEEP)
+               ? ad
+               : NULL;
     return c;
 }
 
 void ucoll__shm_op_timed(ucoll_shm_op_t *op, ucoll_shm_adapt_t *ad, int c, size_t bytes)
 {
     op->adapt = ad;
-    op->adapt_kind = UCOLL_SHM_ADAPT_REDUCE; /* nothing to publish at its end */
+    op->adapt_kind = UCOLL_SHM_ADAPT_REDUCE; /* a way, not streaming: see op_finish */
     op->adapt_cls = 0;
     op->streamed = c;
     op->adapt_bytes = bytes;
+}
+
+/* Rank 0: the time of timed reduction sh->way_last from every rank's
+ * record, into its measurement (ucoll__shm_way_adapt). A record that is
+ * not the call's (a rank whose call failed) drops the measurement. */
+static void way_collect(ucoll_shm_t *sh)
+{
+    uint32_t m = sh->way_last.m;
+    uint64_t b = 0, e = 0;
+
+    for (int r = 0; r < sh->p; r++) {
+        ucoll_shm_way_rec_t *rec = ucoll__shm_way_rec(sh, r, m);
+        uint64_t t0, t1;
+
+        if (atomic_load_explicit(&rec->m, memory_order_acquire) != (uint64_t)m + 1) {
+            return;
+        }
+        t0 = atomic_load_explicit(&rec->t0, memory_order_relaxed);
+        t1 = atomic_load_explicit(&rec->t1, memory_order_relaxed);
+        b = UCOLL_MAX(b, t0);
+        e = UCOLL_MAX(e, t1);
+    }
+    if (e > b) {
+        ucoll__shm_adapt_record(sh->way_last.ad, sh->way_last.c,
+                                (float)(e - b) / (float)sh->way_last.bytes);
+    }
+}
+
+/* A timed reduction has ended here: its record into the trailer; at rank
+ * 0, the time of the one before taken, and this one kept for the next. */
+static void way_finish(ucoll_shm_op_t *op, int status)
+{
+    ucoll_shm_t *sh = op->sh;
+    uint32_t m = sh->way_timed++;
+    ucoll_shm_way_rec_t *rec = ucoll__shm_way_rec(sh, sh->rank, m);
+
+    if (status == UCOLL_OK) {
+        atomic_store_explicit(&rec->t0, op->t0, memory_order_relaxed);
+        atomic_store_explicit(&rec->t1, ucoll__tl_now_ns(), memory_order_relaxed);
+        atomic_store_explicit(&rec->m, (uint64_t)m + 1, memory_order_release);
+    }
+    if (sh->rank != 0) {
+        return;
+    }
+    if (sh->way_last.ad != NULL && status == UCOLL_OK) {
+        way_collect(sh);
+    }
+    sh->way_last.ad = status == UCOLL_OK ? op->adapt : NULL;
+    sh->way_last.m = m;
+    sh->way_last.c = op->streamed;
+    sh->way_last.bytes = op->adapt_bytes;
 }
 
 /* The op is over: its record back to the list, then its request completed
@@ -306,7 +365,9 @@ static void op_finish(ucoll_shm_op_t *op, int status)
     ucoll_shm_t *sh = op->sh;
     ucoll_req_t *req = op->req;
 
-    if (op->adapt != NULL && status == UCOLL_OK) {
+    if (op->adapt != NULL && op->adapt_kind >= UCOLL_SHM_ADAPT_STREAM_KINDS) {
+        way_finish(op, status);
+    } else if (op->adapt != NULL && status == UCOLL_OK) {
         ucoll__shm_adapt_record(op->adapt, op->streamed,
                                 (float)(ucoll__tl_now_ns() - op->t0) / (float)op->adapt_bytes);
         if (op->adapt_kind == UCOLL_SHM_ADAPT_ALLGATHER ||

@@ -18,7 +18,9 @@
  *                  and size of call that every rank writes
  *                  (ucoll__shm_stream_adapt), and from byte 64 on, the way
  *                  of the reductions that every rank takes from a numbered
- *                  round of calls on (ucoll__shm_way_adapt)
+ *                  round of calls on (ucoll__shm_way_adapt); from byte
+ *                  UCOLL_SHM_WAY_REC_OFF on, every rank's, when its last
+ *                  few timed reductions began and ended
  * Every byte of a region is written by its owner only; the others only read
  * it. So no line has two writers and nothing needs a lock.
  *
@@ -131,6 +133,7 @@ typedef struct ucoll_shm_adapt {
     uint8_t next[2]; /* where each way's next time goes in t */
     uint8_t best;    /* the way with the lower time */
     uint8_t agreed;  /* ucoll__shm_way_pick: the way every rank takes */
+    uint8_t skip;    /* ucoll__shm_way_pick: no try in this round */
 } ucoll_shm_adapt_t;
 
 /* The way of ad's next call: 1 streamed, 0 plain, -1 streamed but not
@@ -151,7 +154,7 @@ static inline int ucoll__shm_adapt_order(ucoll_shm_adapt_t *ad, const uint8_t *t
     if (n < 2 + 2 * UCOLL_SHM_ADAPT_KEEP) {
         return (int)(n & 1) ^ 1;
     }
-    return n % UCOLL_SHM_ADAPT_TRY == 0 ? !*taken : *taken;
+    return n % UCOLL_SHM_ADAPT_TRY == 0 && !ad->skip ? !*taken : *taken;
 }
 static inline int ucoll__shm_adapt_pick(ucoll_shm_adapt_t *ad)
 {
@@ -203,9 +206,15 @@ static inline void ucoll__shm_adapt_record(ucoll_shm_adapt_t *ad, int streamed, 
  * call before the one before it; so each rank has the word when it reads
  * it, and rank 0 writes the next one only after every rank has read it.
  * A word of another round (none yet) leaves the way as it was, on every
- * rank alike. turn (UCOLL_SHM_WAY_ADAPT=turn, for tests): rank 0
+ * rank alike. The word also says whether the round skips its try of the
+ * other way: where that way measured more than UCOLL_SHM_ADAPT_FAR times
+ * the taken one's time, it is tried in one round of UCOLL_SHM_ADAPT_SPARSE
+ * only (a try of a way 1.3-3x slower every 32nd call cost 1-6% of the
+ * time at p = 2). turn (UCOLL_SHM_WAY_ADAPT=turn, for tests): rank 0
  * publishes the other way at every round, so calls change ways every
  * round whatever the times. */
+#define UCOLL_SHM_ADAPT_FAR    1.25f
+#define UCOLL_SHM_ADAPT_SPARSE 4
 static inline int ucoll__shm_way_pick(ucoll_shm_adapt_t *ad, int leader, _Atomic uint64_t *word,
                                       int turn)
 {
@@ -217,13 +226,19 @@ static inline int ucoll__shm_way_pick(ucoll_shm_adapt_t *ad, int leader, _Atomic
         if (n % UCOLL_SHM_ADAPT_TRY == 0) {
             uint64_t v = atomic_load_explicit(word, memory_order_acquire);
 
-            if (v >> 1 == round) {
+            ad->skip = 0;
+            if (v >> 2 == round) {
                 ad->agreed = (uint8_t)(v & 1);
+                ad->skip = (uint8_t)((v >> 1) & 1);
             }
         } else if (leader && n % UCOLL_SHM_ADAPT_TRY == UCOLL_SHM_ADAPT_TRY / 2) {
             uint64_t way = turn ? !ad->agreed : ad->best;
+            float tw = ucoll__shm_adapt_time(ad, (int)way), to = ucoll__shm_adapt_time(ad, !way);
+            uint64_t skip = !turn && tw > 0 && to > tw * UCOLL_SHM_ADAPT_FAR &&
+                            (round + 1) % UCOLL_SHM_ADAPT_SPARSE != 0;
 
-            atomic_store_explicit(word, ((uint64_t)(round + 1) << 1) | way, memory_order_release);
+            atomic_store_explicit(word, ((uint64_t)(round + 1) << 2) | skip << 1 | way,
+                                  memory_order_release);
         }
     }
     return ucoll__shm_adapt_order(ad, &ad->agreed);
@@ -256,6 +271,16 @@ typedef struct ucoll_shm {
     void (*setup_free)(void *setup);
     /* this rank's measurements of its streamed and plain calls */
     ucoll_shm_adapt_t adapt[UCOLL_SHM_ADAPT_KINDS][UCOLL_SHM_ADAPT_CLASSES];
+    /* timed reductions so far (the same count on every rank), and at rank
+     * 0 the last one, whose time it takes from every rank's record once
+     * the next one ends (ucoll__shm_way_adapt) */
+    uint32_t way_timed;
+    struct {
+        ucoll_shm_adapt_t *ad; /* NULL: none */
+        uint32_t m;
+        int c;
+        size_t bytes;
+    } way_last;
 } ucoll_shm_t;
 
 /*
@@ -364,9 +389,17 @@ void ucoll__shm_stream_adapt(ucoll_shm_op_t *op, int kind, size_t bytes);
 /* A reduction of kind (UCOLL_SHM_ADAPT_REDUCE or _ALLREDUCE) and bytes
  * whose way is chosen by measurement between the model's and another:
  * ucoll__shm_way_pick's answer for the call (1 or -1 the model's way, 0
- * the other), the same on every rank. Where rank 0 times the call, *ad is
- * set: pass it to ucoll__shm_op_timed with the op. turn: see
- * ucoll__shm_way_pick. */
+ * the other), the same on every rank. Where the call is timed (the same
+ * calls on every rank), *ad is set: pass it to ucoll__shm_op_timed with
+ * the op. Every rank writes when the call began and ended into its
+ * trailer, and rank 0 takes the call's time as the last end less the last
+ * beginning: the time of the collective once every rank is in it, which
+ * rank 0's own time is not (a reduce's root that arrives last finds the
+ * inputs there; one that arrives first waits for the others). It does so
+ * when its next timed call ends, by which time every rank has written the
+ * record (each has posted its input for that next call, so has finished
+ * the one before), and none has written over it: a rank is at most two
+ * timed calls ahead of rank 0. turn: see ucoll__shm_way_pick. */
 int ucoll__shm_way_adapt(ucoll_shm_t *sh, int kind, size_t bytes, int turn, ucoll_shm_adapt_t **ad);
 /* Time op, which takes way c (1: the model's) of the measurement ad for
  * bytes (ucoll__shm_way_adapt). */
@@ -418,6 +451,24 @@ static inline _Atomic uint64_t *ucoll__shm_way_word(const ucoll_shm_t *sh, int r
 {
     return (_Atomic uint64_t *)(void *)(sh->base[r] + UCOLL_SHM_DATA_OFF + sh->data_size + 64) +
            (kind - UCOLL_SHM_ADAPT_STREAM_KINDS) * UCOLL_SHM_ADAPT_CLASSES + cls;
+}
+/* Rank r's record of its timed reduction number m (ucoll__shm_way_adapt),
+ * one of the last UCOLL_SHM_WAY_RECS: m + 1 once written, and when the
+ * call began and ended on it (ns). */
+#define UCOLL_SHM_WAY_REC_OFF \
+    (64 + (UCOLL_SHM_ADAPT_KINDS - UCOLL_SHM_ADAPT_STREAM_KINDS) * UCOLL_SHM_ADAPT_CLASSES * 8)
+#define UCOLL_SHM_WAY_RECS 4
+typedef struct {
+    _Atomic uint64_t m, t0, t1;
+} ucoll_shm_way_rec_t;
+_Static_assert(UCOLL_SHM_WAY_REC_OFF + UCOLL_SHM_WAY_RECS * sizeof(ucoll_shm_way_rec_t) <=
+                   UCOLL_SHM_TRAILER,
+               "the trailer holds the records");
+static inline ucoll_shm_way_rec_t *ucoll__shm_way_rec(const ucoll_shm_t *sh, int r, uint32_t m)
+{
+    return (ucoll_shm_way_rec_t *)(void *)(sh->base[r] + UCOLL_SHM_DATA_OFF + sh->data_size +
+                                           UCOLL_SHM_WAY_REC_OFF) +
+           m % UCOLL_SHM_WAY_RECS;
 }
 /* Payload place of rank r for bytes of data: inline when they fit. */
 static inline char *ucoll__shm_buf(const ucoll_shm_t *sh, int r, size_t bytes)

@@ -9,8 +9,10 @@
  * whose calls run in every order the shm calls allow (a rank makes call n
  * only once every other is through call n-2), rank 0 measuring on a
  * machine that changes, take the same way at every call, and follow rank
- * 0's measurement within two rounds; with turn, the way changes at every
- * round.
+ * 0's measurement within UCOLL_SHM_ADAPT_SPARSE + 1 rounds (the other
+ * way, twice as slow, is tried in one round of UCOLL_SHM_ADAPT_SPARSE);
+ * one 1.1x as slow is tried in every round; with turn, the way changes at
+ * every round.
  */
 #include "progress/shm.h"
 
@@ -41,10 +43,11 @@ static int run(ucoll_shm_adapt_t *ad, int n, float ts, float tp, int spike)
 #define RANKS 3
 #define CALLS (40 * UCOLL_SHM_ADAPT_TRY)
 
-/* The model's way (1) is quicker but in calls [from, to), measured by rank 0.
- * Runs the calls of RANKS ranks in an order drawn from seed; way[r][n]: the
- * way rank r took at call n (-1 counted as the model's). */
-static void way_run(int way[RANKS][CALLS], unsigned seed, int turn, int from, int to)
+/* The model's way (1) is quicker but in calls [from, to), measured by rank 0,
+ * the slower taking `slower` times the time. Runs the calls of RANKS ranks
+ * in an order drawn from seed; way[r][n]: the way rank r took at call n
+ * (-1 counted as the model's). */
+static void way_run(int way[RANKS][CALLS], unsigned seed, int turn, int from, int to, float slower)
 {
     ucoll_shm_adapt_t ad[RANKS] = {{{{0}}}};
     _Atomic uint64_t word = 0;
@@ -66,7 +69,7 @@ static void way_run(int way[RANKS][CALLS], unsigned seed, int turn, int from, in
         if (r == 0 && way[r][n] >= 0) {
             int slow = n >= from && n < to ? way[r][n] : !way[r][n];
 
-            ucoll__shm_adapt_record(&ad[0], way[r][n], slow ? 2.0f : 1.0f);
+            ucoll__shm_adapt_record(&ad[0], way[r][n], slow ? slower : 1.0f);
         }
         way[r][n] = way[r][n] != 0;
         next[r]++;
@@ -77,29 +80,47 @@ static void way_run(int way[RANKS][CALLS], unsigned seed, int turn, int from, in
 static void way_agreement(void)
 {
     static int way[RANKS][CALLS];
-    const int T = UCOLL_SHM_ADAPT_TRY, from = 10 * T + 5, to = 25 * T + 7;
+    const int T = UCOLL_SHM_ADAPT_TRY, S = UCOLL_SHM_ADAPT_SPARSE, from = 10 * T + 5,
+              to = 25 * T + 7;
 
     for (unsigned seed = 1; seed <= 20; seed++) {
-        int bad = -1, late = 0, changes = 0;
+        int bad = -1, late = 0, changes = 0, tries = 0;
 
-        way_run(way, seed, 0, from, to);
+        way_run(way, seed, 0, from, to, 2.0f);
         for (int n = 0; n < CALLS && bad < 0; n++) {
             if (way[1][n] != way[0][n] || way[2][n] != way[0][n]) {
                 bad = n;
             }
         }
         EXPECT_MSG(bad < 0, "seed %u: ranks took different ways at call %d", seed, bad);
-        /* the other way from the second round after the change until the
-         * second round after it changes back, but the tries */
-        for (int n = (from / T + 2) * T; n < (to / T + 1) * T; n++) {
+        /* the other way from the (S+1)-th round after the change until the
+         * (S+1)-th round after it changes back, but the tries: the way
+         * that turns quicker was twice as slow, so tried in one round of
+         * S */
+        for (int n = (from / T + S + 1) * T; n < (to / T + 1) * T; n++) {
             late += n % T != 0 && way[0][n] != 0;
         }
-        for (int n = (to / T + 2) * T; n < CALLS; n++) {
+        for (int n = (to / T + S + 1) * T; n < CALLS; n++) {
             late += n % T != 0 && way[0][n] != 1;
+            tries += n % T == 0 && way[0][n] != 1;
         }
         EXPECT_MSG(late == 0, "seed %u: %d calls late to follow rank 0's measurement", seed, late);
+        EXPECT_MSG(tries >= (CALLS / T - to / T - S - 1) / S - 1 &&
+                       tries <= (CALLS / T - to / T - S - 1) / S + 1,
+                   "seed %u: %d tries of a way twice as slow in %d rounds", seed, tries,
+                   CALLS / T - to / T - S - 1);
 
-        way_run(way, seed, 1, 0, 0);
+        /* a way 1.1x as slow: tried in every round */
+        way_run(way, seed, 0, CALLS, CALLS, 1.1f);
+        tries = 0;
+        for (int n = 2 * T; n < CALLS; n++) {
+            tries += n % T == 0 && way[0][n] != 1;
+            late += n % T != 0 && way[0][n] != 1;
+        }
+        EXPECT_MSG(late == 0 && tries == CALLS / T - 2, "seed %u: %d tries, %d calls off the way",
+                   seed, tries, late);
+
+        way_run(way, seed, 1, 0, 0, 2.0f);
         for (int n = 2 * T + 1; n < CALLS; n++) {
             changes += n % T == 1 && way[0][n] != way[0][n - T];
             bad = way[1][n] != way[0][n] || way[2][n] != way[0][n] ? n : bad;
