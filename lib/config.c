@@ -54,7 +54,7 @@ static const char *boot_names[] = {"auto", "pmix", "singleton", "env", NULL};
 static const char *wait_names[] = {"spin", "block", "hybrid", "yield", "auto", NULL};
 static const char *rndv_names[] = {"auto", "tag", "am", "get", NULL};
 static const char *shm_names[] = {"auto", "off", NULL};
-static const char *way_adapt_names[] = {"0", "1", "turn", NULL};
+static const char *way_adapt_names[] = {"0", "1", "turn", "auto", NULL};
 static const char *liveness_names[] = {"auto", "ucx", NULL};
 const char *ucoll__shm_way_names[] = {"auto", "oneshot", "sliced", "root", "pipelined", NULL};
 
@@ -153,11 +153,13 @@ static const cfg_row_t cfg_table[] = {
      "falls back to the model's; it does not select the shm row (UCOLL_ALLREDUCE_ALGO=shm "
      "or UCOLL_REDUCE_ALGO=shm does)",
      OFF(shm_way), ucoll__shm_way_names},
-    {"SHM_WAY_ADAPT", CFG_ENUM, "0",
-     "1: where UCOLL_SHM_WAY is auto, the shm reduce (root 0) and allreduce rows from 16 KiB "
+    {"SHM_WAY_ADAPT", CFG_ENUM, "auto",
+     "1: where UCOLL_SHM_WAY is auto, the shm reduce (root 0) and allreduce rows from 64 KiB "
      "time calls the model's way and another, per operation and size, and take the quicker, the "
-     "other tried every 32nd call; rank 0 measures and every rank changes way at the same call "
-     "(at most every 32nd); 0 = the model's way; turn = the way changes every 32 calls (tests)",
+     "other tried every 32nd call (every 128th when 1.25x slower); rank 0 measures and every "
+     "rank changes way at the same call (at most every 32nd); auto = 1 where every rank has a "
+     "processing unit, else 0; 0 = the model's way; turn = the way changes every 32 calls "
+     "(tests)",
      OFF(shm_way_adapt), way_adapt_names},
     {"P2P_SHM", CFG_ENUM, "auto",
      "small point-to-point messages to a peer on this node through a ring in shared memory "

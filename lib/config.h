@@ -69,16 +69,16 @@ typedef enum {
 extern const char *ucoll__shm_way_names[];
 /* UCOLL_SHM_WAY_ADAPT: the way of the model, or chosen per call by
  * measurement between it and another (lib/progress/shm.h,
- * ucoll__shm_way_pick); TURN, for tests: the way changes at every round.
- * Off by default: here, with the CPUs far apart, it took 0.98-1.12x the
- * model's time from 16 KiB to 8 MiB at p = 2, 1.07-1.12x at 16-32 KiB (the
- * other way, 1.3-3x slower, tried every 32nd call; and a 128 KiB reduce
- * took the sliced way for rounds on rank 0's times, which depend on the
- * order the ranks arrive in). */
+ * ucoll__shm_way_pick); TURN, for tests: the way changes at every round;
+ * AUTO (the default): ON where every rank has a processing unit (the
+ * model's wake-up cost is 0), OFF where ranks outnumber them, whose call
+ * times the scheduler moves by more than the ways differ (3 ranks on 2
+ * cores: the same settings 0.97-1.34x apart from run to run). */
 typedef enum {
     UCOLL_SHM_WAY_ADAPT_OFF,
     UCOLL_SHM_WAY_ADAPT_ON,
-    UCOLL_SHM_WAY_ADAPT_TURN
+    UCOLL_SHM_WAY_ADAPT_TURN,
+    UCOLL_SHM_WAY_ADAPT_AUTO
 } ucoll_shm_way_adapt_t;
 
 typedef struct ucoll_config {

@@ -663,10 +663,10 @@ static void explain_ranking(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
                 "model: alpha %.3g s, beta %.3g s/B, gamma %.3g s/B, lambda %.3g s/B, wake %.3g s; "
                 "segment size %s, radix %s, shm way %s, shm stream %s\n",
                 m->alpha, m->beta, m->gamma, m->lambda, m->wake, seg, radix,
-                prm->shm_way                               ? ucoll__shm_way_names[prm->shm_way]
-                : prm->shm_way_adapt && prm->seg_size == 0 ? "model's or another, from 16384 B "
-                                                             "where measured quicker"
-                                                           : "model",
+                prm->shm_way ? ucoll__shm_way_names[prm->shm_way]
+                : ucoll__shm_way_adapt_on(prm) && prm->seg_size == 0
+                    ? "model's or another, from 65536 B where measured quicker"
+                    : "model",
                 stream);
     }
 }

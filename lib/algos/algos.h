@@ -83,6 +83,16 @@ typedef struct ucoll_algo_params {
     ucoll_model_t node_model;
 } ucoll_algo_params_t;
 
+/* Whether the shm reduce and allreduce rows choose their way per call
+ * (UCOLL_SHM_WAY_ADAPT; auto: where the model has no wake-up cost, every
+ * rank with a processing unit). From agreed inputs only. */
+static inline int ucoll__shm_way_adapt_on(const ucoll_algo_params_t *prm)
+{
+    return prm->shm_way_adapt == UCOLL_SHM_WAY_ADAPT_ON ||
+           prm->shm_way_adapt == UCOLL_SHM_WAY_ADAPT_TURN ||
+           (prm->shm_way_adapt == UCOLL_SHM_WAY_ADAPT_AUTO && prm->model.wake == 0);
+}
+
 typedef struct ucoll_algo {
     const char *id;   /* as in ALGORITHMS.md, e.g. "binomial" */
     const char *desc; /* one line */

@@ -138,9 +138,10 @@
 enum { WAY_ONESHOT = 0, WAY_SLICED = 1, WAY_ROOTPIPE = 2, WAY_ALLPIPE = 3 };
 
 /* Smallest vector whose way is chosen per call by measurement
- * (UCOLL_SHM_WAY_ADAPT): below it a call takes a few microseconds, which
- * the other way's tries would cost more of than they could save. */
-#define WAY_ADAPT_MIN (16 * 1024)
+ * (UCOLL_SHM_WAY_ADAPT): below it a call takes a few microseconds, of
+ * which the choice's own work (the tries, the timed calls' clocks and
+ * records) took 5-15% at 16-32 KiB at p = 2, the same way taken. */
+#define WAY_ADAPT_MIN (64 * 1024)
 
 /* Elements per chunk of the sliced way: input plus the largest slice fit
  * the data area. */
@@ -624,8 +625,8 @@ int ucoll__allreduce_shm_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
         return UCOLL_OK;
     }
     /* every input agreed by the ranks: they count the same calls */
-    if (prm->shm_way_adapt != UCOLL_SHM_WAY_ADAPT_OFF && prm->shm_way == UCOLL_SHM_WAY_AUTO &&
-        prm->seg_size == 0 && bytes >= WAY_ADAPT_MIN && root <= 0 &&
+    if (ucoll__shm_way_adapt_on(prm) && prm->shm_way == UCOLL_SHM_WAY_AUTO && prm->seg_size == 0 &&
+        bytes >= WAY_ADAPT_MIN && root <= 0 &&
         (alt = alt_way(a, comm->size, prm, &prm->model, way)) >= 0) {
         c = ucoll__shm_way_adapt(comm->shm,
                                  root == 0 ? UCOLL_SHM_ADAPT_REDUCE : UCOLL_SHM_ADAPT_ALLREDUCE,
