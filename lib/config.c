@@ -153,13 +153,13 @@ static const cfg_row_t cfg_table[] = {
      "falls back to the model's; it does not select the shm row (UCOLL_ALLREDUCE_ALGO=shm "
      "or UCOLL_REDUCE_ALGO=shm does)",
      OFF(shm_way), ucoll__shm_way_names},
-    {"SHM_WAY_ADAPT", CFG_ENUM, "auto",
+    {"SHM_WAY_ADAPT", CFG_ENUM, "0",
      "1: where UCOLL_SHM_WAY is auto, the shm reduce (root 0) and allreduce rows from 64 KiB "
      "time calls the model's way and another, per operation and size, and take the quicker, the "
      "other tried every 32nd call (every 128th when 1.25x slower); rank 0 measures and every "
      "rank changes way at the same call (at most every 32nd); auto = 1 where every rank has a "
-     "processing unit, else 0; 0 = the model's way; turn = the way changes every 32 calls "
-     "(tests)",
+     "processing unit, else 0; 0 (the default) = the model's way; turn = the way changes every "
+     "32 calls (tests)",
      OFF(shm_way_adapt), way_adapt_names},
     {"P2P_SHM", CFG_ENUM, "auto",
      "small point-to-point messages to a peer on this node through a ring in shared memory "

@@ -70,10 +70,13 @@ extern const char *ucoll__shm_way_names[];
 /* UCOLL_SHM_WAY_ADAPT: the way of the model, or chosen per call by
  * measurement between it and another (lib/progress/shm.h,
  * ucoll__shm_way_pick); TURN, for tests: the way changes at every round;
- * AUTO (the default): ON where every rank has a processing unit (the
- * model's wake-up cost is 0), OFF where ranks outnumber them, whose call
- * times the scheduler moves by more than the ways differ (3 ranks on 2
- * cores: the same settings 0.97-1.34x apart from run to run). */
+ * AUTO: ON where every rank has a processing unit (the model's wake-up
+ * cost is 0), OFF where ranks outnumber them, whose call times the
+ * scheduler moves by more than the ways differ (3 ranks on 2 cores: the
+ * same settings 0.97-1.34x apart from run to run). OFF by default: with
+ * the CPUs close (p = 2, 100 calls a size) it took 1.09-1.33x the
+ * model's time at 64-256 KiB, where the model's way was the quicker,
+ * for 0.90-0.99x from 512 KiB where the sliced allreduce was. */
 typedef enum {
     UCOLL_SHM_WAY_ADAPT_OFF,
     UCOLL_SHM_WAY_ADAPT_ON,

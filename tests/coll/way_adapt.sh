@@ -4,8 +4,9 @@
 # every rank must take the same way at every call, or the call hangs or
 # reduces the wrong data. ucoll_bench --check refills and checks every
 # result of 100 calls per size, 16 KiB to 1 MiB, at 2, 3 and 4 ranks,
-# with turn (the way changes every 32 calls, whatever the times) and
-# with the measured choice. Then, with turn, each rank's log of the ways
+# with turn (the way changes every 32 calls, whatever the times), with
+# the measured choice, and with auto (the choice at 2 ranks, where each
+# has a core here, the model's way at 3 and 4). Then, with turn, each rank's log of the ways
 # of a 128 KiB reduce at 3 ranks: the same sequence on every rank, both
 # ways in it.
 #   way_adapt.sh UCOLLRUN UCOLL_BENCH
@@ -14,7 +15,7 @@ ucollrun=$1 bench=$2
 . "$(dirname "$(readlink -f "$0")")/bench_check.sh"
 fail=0
 export UCOLL_WAIT=block
-for mode in turn 1; do
+for mode in turn 1 auto; do
     for np in 2 3 4; do
         for op in reduce allreduce; do
             bench_check "$op at $np ranks, UCOLL_SHM_WAY_ADAPT=$mode" \
