@@ -170,7 +170,11 @@ int ucoll__coll_check_root(const char *name, const ucoll_comm_t *comm, int root)
 
 int ucoll__coll_check_count(const char *name, const ucoll_comm_t *comm, size_t count, size_t esize)
 {
-    if (count > SIZE_MAX / esize / (size_t)comm->size) {
+    size_t total;
+
+    /* without the two 64-bit divisions it took on every call */
+    if (__builtin_mul_overflow(count, esize, &total) ||
+        __builtin_mul_overflow(total, (size_t)comm->size, &total)) {
         ucoll_debug("%s: count %zu times %d ranks overflows", name, count, comm->size);
         return UCOLL_ERR_ARG;
     }
@@ -722,7 +726,9 @@ typedef struct cache_entry {
 typedef struct ucoll_coll_cache {
     cache_entry_t e[CACHE_MAX];
     int n;
-    int last; /* the entry hit or added last */
+    int last;  /* the entry hit or added last */
+    int last2; /* and the one before it: two calls that alternate (a
+                * collective and a barrier) are found at once */
     uint64_t clock;
 } ucoll_coll_cache_t;
 
@@ -770,7 +776,6 @@ static void cache_key(const ucoll_comm_t *comm, const ucoll_coll_args_t *a, size
 {
     uintptr_t s = (uintptr_t)a->sbuf, r = (uintptr_t)a->rbuf;
 
-    memset(k, 0, sizeof(*k));
     k->coll = a->coll;
     k->dt = a->dt;
     k->op = a->op;
@@ -778,6 +783,8 @@ static void cache_key(const ucoll_comm_t *comm, const ucoll_coll_args_t *a, size
     k->root = a->root;
     k->gen = comm->ctx->sel_gen;
     k->count = a->count;
+    k->contained = 0; /* key_eq compares fields, so the padding may stay */
+    k->delta = 0;
     if (sb && rb && s >= r && s + sb <= r + rb) {
         k->contained = 1;
         k->delta = (ptrdiff_t)(s - r);
@@ -804,8 +811,17 @@ static const cache_entry_t *cache_find(ucoll_comm_t *comm, const cache_key_t *k)
         c->e[c->last].used = ++c->clock;
         return &c->e[c->last];
     }
+    if (key_eq(&c->e[c->last2].key, k)) {
+        int i = c->last2;
+
+        c->last2 = c->last;
+        c->last = i;
+        c->e[i].used = ++c->clock;
+        return &c->e[i];
+    }
     for (int i = 0; i < c->n; i++) {
         if (key_eq(&c->e[i].key, k)) {
+            c->last2 = c->last;
             c->last = i;
             c->e[i].used = ++c->clock;
             return &c->e[i];
@@ -848,6 +864,9 @@ static int cache_add(ucoll_comm_t *comm, const cache_key_t *k, ucoll_sched_t *s,
         c->e[i].prm = *prm;
     }
     c->e[i].used = ++c->clock;
+    if (c->last != i) {
+        c->last2 = c->last;
+    }
     c->last = i;
     return 1;
 }

@@ -42,7 +42,8 @@ struct ucoll_req {
     } u;
 };
 
-/* Take a zeroed request from ctx's pool (NULL when out of memory). */
+/* Take a zeroed request from ctx's pool (NULL when out of memory); one of
+ * kind UCOLL_REQ_COLL has u.p2p left as it was (it never uses it). */
 ucoll_req_t *ucoll__req_alloc(ucoll_ctx_t *ctx, ucoll_req_kind_t kind);
 /* Return a request to the pool. */
 static inline void ucoll__req_release(ucoll_req_t *req)

@@ -158,12 +158,16 @@ int ucoll__wait_flag(ucoll_ctx_t *ctx, const volatile int *flag)
     if (*flag) {
         return UCOLL_OK;
     }
-    if (ctx->cfg.timeout > 0) {
-        deadline = ucoll__tl_now_ns() + (uint64_t)(ctx->cfg.timeout * 1e9);
-    }
     if (mode == UCOLL_WAIT_AUTO) {
         mode = UCOLL_WAIT_YIELD; /* not resolved (no topology): the safe choice */
     }
+    if (ctx->cfg.timeout > 0 && mode != UCOLL_WAIT_SPIN) {
+        deadline = ucoll__tl_now_ns() + (uint64_t)(ctx->cfg.timeout * 1e9);
+    }
+    /* spin: the deadline is set at the first check, 1024 polls on (well
+     * under a millisecond with a core per rank), not now: reading the
+     * clock took 26 ns here (kvm-clock), as long as a small collective's
+     * flag can take to cross between cores, and most waits end sooner */
     spin_ns = (uint64_t)ctx->cfg.spin_time * 1000;
     for (;;) {
         int busy;
@@ -192,7 +196,9 @@ int ucoll__wait_flag(ucoll_ctx_t *ctx, const volatile int *flag)
             ++iter;
         }
         if ((iter & 1023) == 0) {
-            if (deadline && ucoll__tl_now_ns() >= deadline) {
+            if (deadline == 0 && ctx->cfg.timeout > 0) {
+                deadline = ucoll__tl_now_ns() + (uint64_t)(ctx->cfg.timeout * 1e9);
+            } else if (deadline && ucoll__tl_now_ns() >= deadline) {
                 if (timed_out(ctx, flag)) {
                     return UCOLL_ERR_TIMEOUT;
                 }

@@ -65,7 +65,8 @@ static int shm_poll(ucoll_shm_op_t *op)
 {
     const ucoll_shm_t *sh = op->sh;
     size_t bytes = op->count * op->esize, q = op->chunk;
-    uint64_t s = op->seq, n = (bytes + q - 1) / q;
+    /* one piece in one slot, without a division, for the small call */
+    uint64_t s = op->seq, n = bytes <= q ? 1 : (bytes + q - 1) / q;
     uint64_t slots = bytes <= UCOLL_SHM_INLINE ? 1 : sh->data_size / q;
     char *ring = ucoll__shm_buf(sh, op->root, bytes), *buf = op->rbuf;
 
@@ -79,9 +80,9 @@ static int shm_poll(ucoll_shm_op_t *op)
                 return UCOLL_SHM_AGAIN;
             }
             if (op->iov) {
-                ucoll__shm_iov_copy(op, ring + (j % slots) * q, len, 1);
+                ucoll__shm_iov_copy(op, ring + (slots > 1 ? j % slots : 0) * q, len, 1);
             } else {
-                ucoll__shm_publish(op, ring + (j % slots) * q, buf + off, len);
+                ucoll__shm_publish(op, ring + (slots > 1 ? j % slots : 0) * q, buf + off, len);
             }
             ucoll__shm_post(sh, j + 1 < n ? ucoll__shm_pos(s, j + 1) : ucoll__shm_end(s));
         }
@@ -98,9 +99,9 @@ static int shm_poll(ucoll_shm_op_t *op)
             size_t off = op->k * q, len = UCOLL_MIN(q, bytes - off);
 
             if (op->iov) {
-                ucoll__shm_iov_copy(op, ring + (op->k % slots) * q, len, 0);
+                ucoll__shm_iov_copy(op, ring + (slots > 1 ? op->k % slots : 0) * q, len, 0);
             } else {
-                ucoll__shm_copy(buf + off, ring + (op->k % slots) * q, len);
+                ucoll__shm_copy(buf + off, ring + (slots > 1 ? op->k % slots : 0) * q, len);
             }
         }
         ucoll__shm_post(sh, op->k < n ? ucoll__shm_pos(s, op->k) : ucoll__shm_end(s));
