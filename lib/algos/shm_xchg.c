@@ -34,7 +34,8 @@
  *             previous call);
  *   pos 2k+2  this rank has taken its pieces of chunk k from every region.
  * Payloads of up to UCOLL_SHM_INLINE bytes in all (p pieces) travel in the
- * control word's line.
+ * control word's line (in calls that follow each other, it and the data
+ * area's start alternate: ucoll__shm_small_place).
  *
  * In place, the input is rbuf. Reduce puts the result at its head (block
  * 0), copy puts block r where the input's block r was: either way, what
@@ -151,8 +152,9 @@ static char *piece(const ucoll_shm_op_t *op, int rr, uint64_t k, int r, size_t s
     size_t per_slot = op->root == UCOLL_SHM_XCHG_ALLREDUCE ? 1 : (size_t)sh->p;
     uint64_t slot = k % xchg_op_slots(op);
 
-    if (op->aux == 0) {
-        return ucoll__shm_inline(sh, rr) + (size_t)r * stride;
+    if (op->aux == 0) { /* its place is set (ucoll__shm_small_place) */
+        return ucoll__shm_small_buf(sh, rr, (op->place - 1) & 1, (size_t)sh->p * stride) +
+               (size_t)r * stride;
     }
     return ucoll__shm_data(sh, rr) + ((size_t)slot * per_slot + (size_t)r) * stride;
 }
@@ -232,10 +234,13 @@ int ucoll__shm_xchg_poll(ucoll_shm_op_t *op)
     const ucoll_shm_t *sh = op->sh;
     size_t es = op->esize, ce = op->chunk, bc = op->count;
     size_t stride = op->aux ? (size_t)op->aux : bc * es;
-    uint64_t s = op->seq, n = (bc + ce - 1) / ce;
-    int me = sh->rank, p = sh->p;
+    uint64_t s = op->seq, n = bc <= ce ? 1 : (bc + ce - 1) / ce, since = s - 1;
+    int me = sh->rank, p = sh->p, area;
     const char *in = op->sbuf;
 
+    if (op->aux == 0) {
+        ucoll__shm_small_place(op, (size_t)p * bc * es, &area, &since); /* one chunk */
+    }
     for (;;) {
         uint64_t k = op->k;
         size_t off = (size_t)k * ce, len = UCOLL_MIN(ce, bc - off);
@@ -243,7 +248,7 @@ int ucoll__shm_xchg_poll(ucoll_shm_op_t *op)
         if (op->phase == 0) {
             uint64_t S = xchg_op_slots(op);
 
-            if (!ucoll__shm_all_reached(op, k < S ? ucoll__shm_end(s - 1)
+            if (!ucoll__shm_all_reached(op, k < S ? ucoll__shm_end(since)
                                                   : ucoll__shm_pos(s, 2 * (k - S) + 2))) {
                 return UCOLL_SHM_AGAIN;
             }

@@ -260,10 +260,11 @@ typedef struct ucoll_shm {
     ucoll_list_t link;     /* in ctx->shm_active while ops are queued */
     int active;            /* on ctx->shm_active */
     unsigned polls;        /* unsuccessful polls, to pace the failure check */
-    /* the last small one-shot reduction (lib/algos/allreduce/shm.c) and the
-     * payload place it took: such calls in a row alternate two places */
+    /* the last small call that took a payload place (ucoll__shm_small_place)
+     * and the place it took: such calls in a row alternate two places */
     uint64_t small_seq;
     int small_area;
+    int small_pair;        /* its payload was of at most UCOLL_SHM_SMALL_PAIR bytes */
     int dead;              /* a member has failed: waiting ops fail */
     /* the setup while it runs (lib/algos/shm.c); setup_free(setup) runs if
      * the communicator goes first */
@@ -317,6 +318,7 @@ struct ucoll_shm_op {
     int streamed;
     size_t adapt_bytes;
     uint64_t t0;
+    int place; /* ucoll__shm_small_place: 0 before its first poll */
 };
 
 /* The shared-memory state of comm, created (state NONE) on first use;
@@ -439,6 +441,66 @@ static inline char *ucoll__shm_data(const ucoll_shm_t *sh, int r)
 {
     return sh->base[r] + UCOLL_SHM_DATA_OFF;
 }
+
+/* Rank r's payload place `area` (ucoll__shm_small_place) for a payload of
+ * `bytes` in each region: the second place of a payload of up to
+ * UCOLL_SHM_SMALL_PAIR bytes follows the first in the control word's line,
+ * where a reader takes both in one transfer, and a larger one's starts the
+ * data area. */
+#define UCOLL_SHM_SMALL_PAIR 24
+_Static_assert(sizeof(uint64_t) + 2 * UCOLL_SHM_SMALL_PAIR <= 64,
+               "both places of a small payload in the control word's line");
+static inline char *ucoll__shm_small_buf(const ucoll_shm_t *sh, int r, int area, size_t bytes)
+{
+    if (area == 0) {
+        return ucoll__shm_inline(sh, r);
+    }
+    return bytes <= UCOLL_SHM_SMALL_PAIR ? ucoll__shm_inline(sh, r) + UCOLL_SHM_SMALL_PAIR
+                                         : ucoll__shm_data(sh, r);
+}
+
+/*
+ * The payload place of a small call, one that puts at most
+ * UCOLL_SHM_INLINE bytes in each region (the one-shot allreduce and
+ * reduce, allgather, alltoall, reduce_scatter_block): 0 inline, beside the
+ * control word, or 1 the second place (ucoll__shm_small_buf); and the call whose
+ * readers must be done before this rank writes it (*since). Small calls in
+ * a row alternate the two places, so call s writes the place that call s-1
+ * left alone and waits only for the readers of call s-2, done long before
+ * in a loop of calls: without it each call of such a loop waited a hop for
+ * the others' end of the call before, besides the hop for their data (at
+ * p = 2, a loop of 8-byte reduces waited for the root's end of each call,
+ * one hop more than the linear algorithm's message). The two places of a
+ * payload of up to UCOLL_SHM_SMALL_PAIR bytes both lie in the control
+ * word's line (ucoll__shm_small_buf); the places of the two sizes overlap,
+ * so only calls of one size class alternate. Every rank sees the same
+ * calls in the same order, so all agree on each call's place; a call after
+ * one that took no place (a barrier, a bcast, a large call) or one of the
+ * other class starts again inline, and waits for the call before. `bytes`
+ * is the call's payload in each region. Set once per call, at its
+ * first poll (the calls of a communicator run one at a time, in order), and
+ * kept in op->place: 1 + the place, plus 2 when the call follows such a
+ * call.
+ */
+static inline void ucoll__shm_small_place(ucoll_shm_op_t *op, size_t bytes, int *area,
+                                          uint64_t *since)
+{
+    ucoll_shm_t *sh = op->sh;
+    uint64_t s = op->seq;
+
+    if (op->place == 0) {
+        int pair = bytes <= UCOLL_SHM_SMALL_PAIR;
+        int chain = sh->small_seq != 0 && sh->small_seq + 1 == s && sh->small_pair == pair;
+
+        sh->small_area = chain ? !sh->small_area : 0;
+        sh->small_seq = s;
+        sh->small_pair = pair;
+        op->place = 1 + sh->small_area + (chain ? 2 : 0);
+    }
+    *area = (op->place - 1) & 1;
+    *since = op->place > 2 ? s - 2 : s - 1;
+}
+
 /* Rank r's trailer word for kind (UCOLL_SHM_ADAPT_*, one that streams):
  * bit c set where size class c streams. */
 static inline _Atomic uint64_t *ucoll__shm_trailer(const ucoll_shm_t *sh, int r, int kind)

@@ -2,7 +2,7 @@
  * The schedule cache under repetition: many identical small collectives
  * (which run one cached schedule again and again) interleaved with others
  * of different shapes, on alternating buffers, in place and not, several
- * of the same shape in flight at once, bursts of small reductions back to
+ * of the same shape in flight at once, bursts of small collectives back to
  * back, and a split communicator freed
  * while its cache is full. Every result is checked.
  *
@@ -115,24 +115,87 @@ static void reduce_case(ucoll_comm_t *comm, long it, size_t n, int root, int in_
     }
 }
 
-/* Small reductions back to back, nothing between them (the one-shot way
- * through shared memory alternates its payload places then, and a
- * reduce's non-roots run a call ahead of the root): roots turning, in
- * place and not, on alternating buffers, up to just past the inline
- * payload (30 int32 are 120 bytes). */
-static void reduction_burst(ucoll_comm_t *comm, long it, int32_t *sbuf, int32_t *rbuf)
+static void allgather_case(ucoll_comm_t *comm, long it, size_t n, int32_t *sbuf, int32_t *rbuf);
+
+/* Small values, whose sums over the ranks stay far from overflow. */
+static int32_t sval(long it, int r, size_t i)
+{
+    return (int32_t)((it * 31 + r * 7919 + (long)i * 17) % 100003);
+}
+
+/* alltoall of n int32 a pair: rank r sends block q = sval(it, r * p + q, .) */
+static void alltoall_case(ucoll_comm_t *comm, long it, size_t n, int32_t *sbuf, int32_t *rbuf)
+{
+    int p = ucoll_comm_size(comm), r = ucoll_comm_rank(comm);
+
+    for (int q = 0; q < p; q++) {
+        for (size_t i = 0; i < n; i++) {
+            sbuf[(size_t)q * n + i] = sval(it, r * p + q, i);
+            rbuf[(size_t)q * n + i] = -1;
+        }
+    }
+    CHECK(ucoll_alltoall(sbuf, rbuf, n, UCOLL_INT32, comm) == UCOLL_OK, "alltoall it %ld", it);
+    for (int q = 0; q < p; q++) {
+        for (size_t i = 0; i < n; i++) {
+            if (rbuf[(size_t)q * n + i] != sval(it, q * p + r, i)) {
+                CHECK(0, "alltoall it %ld n %zu: block %d element %zu wrong", it, n, q, i);
+                return;
+            }
+        }
+    }
+}
+
+/* reduce_scatter_block (sum) of n int32 a rank */
+static void rsb_case(ucoll_comm_t *comm, long it, size_t n, int32_t *sbuf, int32_t *rbuf)
+{
+    int p = ucoll_comm_size(comm), r = ucoll_comm_rank(comm);
+
+    for (size_t i = 0; i < n * (size_t)p; i++) {
+        sbuf[i] = sval(it, r, i);
+    }
+    for (size_t i = 0; i < n; i++) {
+        rbuf[i] = -1;
+    }
+    CHECK(ucoll_reduce_scatter_block(sbuf, rbuf, n, UCOLL_INT32, UCOLL_SUM, comm) == UCOLL_OK,
+          "reduce_scatter_block it %ld", it);
+    for (size_t i = 0; i < n; i++) {
+        int32_t want = 0;
+
+        for (int q = 0; q < p; q++) {
+            want += sval(it, q, (size_t)r * n + i);
+        }
+        if (rbuf[i] != want) {
+            CHECK(0, "reduce_scatter_block it %ld n %zu: element %zu is %d, not %d", it, n, i,
+                  rbuf[i], want);
+            return;
+        }
+    }
+}
+
+/* Small collectives back to back, nothing between them (their payloads
+ * through shared memory alternate two places then, whatever the
+ * collective, and a reduce's non-roots run a call ahead of the root):
+ * reductions with roots turning, in place and not, allgathers, alltoalls
+ * and reduce_scatter_blocks, on alternating buffers, up to just past the
+ * inline payload (30 int32 are 120 bytes; an alltoall's or a
+ * reduce_scatter_block's p blocks together). */
+static void small_burst(ucoll_comm_t *comm, long it, int32_t *sbuf, int32_t *rbuf)
 {
     int p = ucoll_comm_size(comm), k = 3 + (int)(it / 16) % 6;
 
     for (int j = 0; j < k; j++) {
-        size_t n = 1 + (size_t)(it / 16 + (long)j * 7) % 31, off = (size_t)(j & 1) * 64;
+        size_t n = 1 + (size_t)(it / 16 + (long)j * 7) % 31, off = (size_t)(j & 1) * 1024;
         int in_place = (int)((it / 16 + j) % 3 == 0);
 
-        if ((it / 16 + j) % 4 == 3) {
-            allreduce_case(comm, it + j, n, in_place, sbuf + off, rbuf + off);
-        } else {
+        switch ((it / 16 + j) % 7) {
+        case 3: allreduce_case(comm, it + j, n, in_place, sbuf + off, rbuf + off); break;
+        case 4: allgather_case(comm, it + j, n, sbuf + off, rbuf + off); break;
+        case 5: alltoall_case(comm, it + j, 1 + n / 2, sbuf + off, rbuf + off); break;
+        case 6: rsb_case(comm, it + j, 1 + n / 2, sbuf + off, rbuf + off); break;
+        default:
             reduce_case(comm, it + j, n, (int)((it / 16 + (long)j) % p), in_place, sbuf + off,
                         rbuf + off);
+            break;
         }
     }
 }
@@ -208,7 +271,7 @@ int main(int argc, char **argv)
             break;
         case 11: CHECK(ucoll_barrier(world) == UCOLL_OK, "barrier it %ld", it); break;
         case 13: allreduce_case(world, it, BIG, 0, s1 + (it & 1) * BIG, r1 + (it & 2) * BIG); break;
-        case 15: reduction_burst(world, it, s1, r1); break;
+        case 15: small_burst(world, it, s1, r1); break;
         default: break;
         }
         if (it % 2000 == 1000) {

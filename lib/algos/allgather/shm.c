@@ -2,8 +2,10 @@
  * Allgather, shm: through the communicator's shared memory
  * (progress/shm.h). Every rank copies its block into its region and copies
  * every other rank's block out of theirs: no message. Blocks of up to
- * UCOLL_SHM_INLINE bytes travel in the control word's line; larger blocks
- * go in chunks that fit the data area, two steps per chunk k:
+ * UCOLL_SHM_INLINE bytes travel in the control word's line (in calls that
+ * follow each other, it and the data area's start alternate:
+ * ucoll__shm_small_place); larger blocks go in chunks that fit the data
+ * area, two steps per chunk k:
  *   pos 2k+1  this rank's chunk k is in its region (written once every
  *             rank has copied chunk k-1 out of it: reached 2k);
  *   pos 2k+2  this rank has copied chunk k of every other block.
@@ -62,20 +64,25 @@ static int shm_poll(ucoll_shm_op_t *op)
 {
     const ucoll_shm_t *sh = op->sh;
     size_t m = op->count * op->esize, c = op->chunk;
-    uint64_t s = op->seq, n = (m + c - 1) / c;
-    int me = sh->rank;
+    uint64_t s = op->seq, n = m <= c ? 1 : (m + c - 1) / c; /* no division for one piece */
+    uint64_t since = s - 1;
+    int me = sh->rank, area = 1;
     char *rbuf = op->rbuf;
 
+    if (m <= UCOLL_SHM_INLINE) {
+        ucoll__shm_small_place(op, m, &area, &since); /* one chunk */
+    }
     for (;;) {
         uint64_t k = op->k;
         size_t off = (size_t)k * c, len = UCOLL_MIN(c, m - off);
 
         if (op->phase == 0) {
-            if (!ucoll__shm_all_reached(op, k == 0 ? ucoll__shm_end(s - 1)
+            if (!ucoll__shm_all_reached(op, k == 0 ? ucoll__shm_end(since)
                                                    : ucoll__shm_pos(s, 2 * k))) {
                 return UCOLL_SHM_AGAIN;
             }
-            ucoll__shm_publish(op, ucoll__shm_buf(sh, me, m), (const char *)op->sbuf + off, len);
+            ucoll__shm_publish(op, ucoll__shm_small_buf(sh, me, area, m),
+                               (const char *)op->sbuf + off, len);
             ucoll__shm_post(sh, ucoll__shm_pos(s, 2 * k + 1));
             if (!op->in_place) {
                 ucoll__shm_copy(rbuf + (size_t)me * m + off, (const char *)op->sbuf + off, len);
@@ -92,7 +99,7 @@ static int shm_poll(ucoll_shm_op_t *op)
             if (ucoll__shm_load(sh, r) < ucoll__shm_pos(s, 2 * k + 1)) {
                 return UCOLL_SHM_AGAIN;
             }
-            ucoll__shm_copy(rbuf + (size_t)r * m + off, ucoll__shm_buf(sh, r, m), len);
+            ucoll__shm_copy(rbuf + (size_t)r * m + off, ucoll__shm_small_buf(sh, r, area, m), len);
         }
         op->cur = 0;
         op->phase = 0;

@@ -10,7 +10,7 @@
  * A reduce's root copies nothing: nobody else reads its input, which it
  * reads from sbuf (the others publish end(s) at once: they are done).
  * Inputs of at most UCOLL_SHM_INLINE bytes in calls that follow each
- * other alternate two places (oneshot_area).
+ * other alternate two places (ucoll__shm_small_place).
  *   Cost: 2·α_shm + m·λ + (p-1)·m·(γ + λ); for reduce one α_shm less (only
  *   the root waits, and only for the inputs).
  *
@@ -379,48 +379,24 @@ double ucoll__allreduce_shm_cost(const ucoll_coll_args_t *a, int p, const ucoll_
 }
 
 /* dst = in_0 op in_1 op ... op in_{p-1}, n elements at byte offset off of
- * every rank's area (area(r) + off), but rank `own_rank`'s input read from
- * `own` (no rank when own_rank < 0). */
-static void reduce_all(const ucoll_shm_op_t *op, void *dst, int inline_, size_t off, size_t n,
+ * every rank's data area (place < 0) or its one-shot payload place `place`
+ * (ucoll__shm_small_place), but rank `own_rank`'s input read from `own`
+ * (no rank when own_rank < 0). */
+static void reduce_all(const ucoll_shm_op_t *op, void *dst, int place, size_t off, size_t n,
                        int own_rank, const void *own)
 {
     const ucoll_shm_t *sh = op->sh;
-    char *(*area)(const ucoll_shm_t *, int) = inline_ ? ucoll__shm_inline : ucoll__shm_data;
-#define IN(_r) ((_r) == own_rank ? own : (const void *)(area(sh, (_r)) + off))
+    size_t bytes = op->count * op->esize;
+#define IN(_r)                                                          \
+    ((_r) == own_rank ? own                                             \
+     : place < 0      ? (const void *)(ucoll__shm_data(sh, (_r)) + off) \
+                      : (const void *)(ucoll__shm_small_buf(sh, (_r), place, bytes) + off))
 
     ucoll__reduce(dst, IN(0), IN(1), n, (ucoll_dtype_t)op->dt, (ucoll_op_t)op->op);
     for (int r = 2; r < sh->p; r++) {
         ucoll__reduce(dst, dst, IN(r), n, (ucoll_dtype_t)op->dt, (ucoll_op_t)op->op);
     }
 #undef IN
-}
-
-/* The payload place of a one-shot call of at most UCOLL_SHM_INLINE bytes
- * (0: inline, 1: the start of the data area), and the call whose readers
- * must be done before this rank writes it. Small one-shot calls in a row
- * alternate the two places, so call s writes the place that call s-1 left
- * alone and waits only for the readers of call s-2: a reduce's non-root
- * publishes call s+1 while the root still reads call s, as an eager
- * message would let it (a run of 8-byte reduces at p = 2 waited for the
- * root's end of each call, one hop more than the linear algorithm's
- * message). Every rank sees the same calls in the same order, so all
- * agree on each call's place. Set once per call, at its first poll (the
- * calls of a communicator run one at a time, in order), and kept in op->k:
- * 0 before, then 1 + the place, plus 2 when the call follows such a call. */
-static void oneshot_area(ucoll_shm_op_t *op, int *area, uint64_t *since)
-{
-    ucoll_shm_t *sh = op->sh;
-    uint64_t s = op->seq;
-
-    if (op->k == 0) {
-        int chain = sh->small_seq != 0 && sh->small_seq + 1 == s;
-
-        sh->small_area = chain ? !sh->small_area : 0;
-        sh->small_seq = s;
-        op->k = 1 + (uint64_t)sh->small_area + (chain ? 2 : 0);
-    }
-    *area = (int)((op->k - 1) & 1);
-    *since = op->k > 2 ? s - 2 : s - 1;
 }
 
 static int oneshot_poll(ucoll_shm_op_t *op)
@@ -431,7 +407,7 @@ static int oneshot_poll(ucoll_shm_op_t *op)
     int root = op->root, inl = bytes <= UCOLL_SHM_INLINE, area = 1, own;
 
     if (inl) {
-        oneshot_area(op, &area, &since);
+        ucoll__shm_small_place(op, bytes, &area, &since);
     }
     if (sh->rank == root && (op->sbuf != op->rbuf || root < 2)) {
         /* reduce: nobody reads the root's region, so the root neither
@@ -441,7 +417,7 @@ static int oneshot_poll(ucoll_shm_op_t *op)
         if (!ucoll__shm_all_reached(op, ucoll__shm_pos(s, 1))) {
             return UCOLL_SHM_AGAIN;
         }
-        reduce_all(op, op->rbuf, area == 0, 0, op->count, root, op->sbuf);
+        reduce_all(op, op->rbuf, area, 0, op->count, root, op->sbuf);
         ucoll__shm_post(sh, ucoll__shm_end(s));
         return UCOLL_OK;
     }
@@ -449,8 +425,7 @@ static int oneshot_poll(ucoll_shm_op_t *op)
         if (!ucoll__shm_all_reached(op, ucoll__shm_end(since))) {
             return UCOLL_SHM_AGAIN;
         }
-        ucoll__shm_copy(area == 0 ? ucoll__shm_inline(sh, sh->rank) : ucoll__shm_data(sh, sh->rank),
-                        op->sbuf, bytes);
+        ucoll__shm_copy(ucoll__shm_small_buf(sh, sh->rank, area, bytes), op->sbuf, bytes);
         if (root >= 0 && sh->rank != root) {
             /* reduce: the root reads it before it is done with call s,
              * and nobody writes this place again before that */
@@ -469,7 +444,7 @@ static int oneshot_poll(ucoll_shm_op_t *op)
      * apart: 0.42 us against 0.56, medians of 8 alternations). In place
      * from rank 2 on, the first reductions into rbuf overwrite it first */
     own = (op->sbuf != op->rbuf || sh->rank < 2) ? sh->rank : -1;
-    reduce_all(op, op->rbuf, area == 0, 0, op->count, own, op->sbuf);
+    reduce_all(op, op->rbuf, area, 0, op->count, own, op->sbuf);
     ucoll__shm_post(sh, ucoll__shm_end(s));
     return UCOLL_OK;
 }
@@ -509,7 +484,7 @@ static int sliced_poll(ucoll_shm_op_t *op)
                 return UCOLL_SHM_AGAIN;
             }
             if (sc) {
-                reduce_all(op, ucoll__shm_data(sh, me) + res_off, 0, so * es, sc, me,
+                reduce_all(op, ucoll__shm_data(sh, me) + res_off, -1, so * es, sc, me,
                            (const char *)op->sbuf + (off + so) * es);
             }
             ucoll__shm_post(sh, ucoll__shm_pos(s, 3 * k + 2));
