@@ -134,6 +134,7 @@ typedef struct ucoll_shm_adapt {
     uint8_t best;    /* the way with the lower time */
     uint8_t agreed;  /* ucoll__shm_way_pick: the way every rank takes */
     uint8_t skip;    /* ucoll__shm_way_pick: no try in this round */
+    uint8_t second;  /* ucoll__shm_way_pick: a way's time is its second least */
 } ucoll_shm_adapt_t;
 
 /* The way of ad's next call: 1 streamed, 0 plain, -1 streamed but not
@@ -161,17 +162,26 @@ static inline int ucoll__shm_adapt_pick(ucoll_shm_adapt_t *ad)
     return ucoll__shm_adapt_order(ad, &ad->best);
 }
 
-/* The least of way c's kept times (0: none yet). */
+/* The least of way c's kept times, or where ad->second is set the second
+ * least (0: none yet, or only one). */
 static inline float ucoll__shm_adapt_time(const ucoll_shm_adapt_t *ad, int c)
 {
-    float m = 0;
+    float m = 0, m2 = 0;
 
     for (int i = 0; i < UCOLL_SHM_ADAPT_KEEP; i++) {
-        if (ad->t[c][i] > 0 && (m == 0 || ad->t[c][i] < m)) {
-            m = ad->t[c][i];
+        float x = ad->t[c][i];
+
+        if (x <= 0) {
+            continue;
+        }
+        if (m == 0 || x < m) {
+            m2 = m;
+            m = x;
+        } else if (m2 == 0 || x < m2) {
+            m2 = x;
         }
     }
-    return m;
+    return ad->second ? m2 : m;
 }
 
 /* A timed call of ad's went the way streamed and took x (time per byte):
@@ -210,9 +220,15 @@ static inline void ucoll__shm_adapt_record(ucoll_shm_adapt_t *ad, int streamed, 
  * other way: where that way measured more than UCOLL_SHM_ADAPT_FAR times
  * the taken one's time, it is tried in one round of UCOLL_SHM_ADAPT_SPARSE
  * only (a try of a way 1.3-3x slower every 32nd call cost 1-6% of the
- * time at p = 2). turn (UCOLL_SHM_WAY_ADAPT=turn, for tests): rank 0
- * publishes the other way at every round, so calls change ways every
- * round whatever the times. */
+ * time at p = 2). A way's time here is the second least of its kept
+ * times (ad->second), not the least: with the least, one call of the
+ * other way that ran quick by chance turned the choice for a round or
+ * more, and with the CPUs close the choice took 1.09-1.33x the model's
+ * time at 64-256 KiB at p = 2 in runs of 100 calls. Two such calls are
+ * needed now, and a real change is followed once two tries have seen it.
+ * turn
+ * (UCOLL_SHM_WAY_ADAPT=turn, for tests): rank 0 publishes the other way
+ * at every round, so calls change ways every round whatever the times. */
 #define UCOLL_SHM_ADAPT_FAR    1.25f
 #define UCOLL_SHM_ADAPT_SPARSE 4
 static inline int ucoll__shm_way_pick(ucoll_shm_adapt_t *ad, int leader, _Atomic uint64_t *word,
@@ -222,6 +238,7 @@ static inline int ucoll__shm_way_pick(ucoll_shm_adapt_t *ad, int leader, _Atomic
 
     if (n < 2) {
         ad->agreed = 1;
+        ad->second = 1;
     } else if (n >= 2 + 2 * UCOLL_SHM_ADAPT_KEEP) {
         if (n % UCOLL_SHM_ADAPT_TRY == 0) {
             uint64_t v = atomic_load_explicit(word, memory_order_acquire);

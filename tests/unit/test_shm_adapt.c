@@ -12,7 +12,9 @@
  * 0's measurement within UCOLL_SHM_ADAPT_SPARSE + 1 rounds (the other
  * way, twice as slow, is tried in one round of UCOLL_SHM_ADAPT_SPARSE);
  * one 1.1x as slow is tried in every round; with turn, the way changes at
- * every round.
+ * every round. The ways decide on the second least of their kept times:
+ * one call of the slower way that ran quick does not turn the choice, two
+ * do.
  */
 #include "progress/shm.h"
 
@@ -130,6 +132,36 @@ static void way_agreement(void)
     }
 }
 
+/* The first calls of a reduction's way (ucoll__shm_way_pick alone, as
+ * rank 0 of one): the model's way takes 1.0, the other other[i] at its
+ * i-th timed call; returns the way rank 0 then takes. */
+static int way_first(const float other[UCOLL_SHM_ADAPT_KEEP])
+{
+    ucoll_shm_adapt_t ad = {0};
+    _Atomic uint64_t word = 0;
+    int k = 0;
+
+    for (int n = 0; n < 2 + 2 * UCOLL_SHM_ADAPT_KEEP; n++) {
+        int c = ucoll__shm_way_pick(&ad, 1, &word, 0);
+
+        if (c >= 0) {
+            ucoll__shm_adapt_record(&ad, c, c ? 1.0f : other[k++]);
+        }
+    }
+    return ad.best;
+}
+
+static void way_lucky(void)
+{
+    const float one[UCOLL_SHM_ADAPT_KEEP] = {1.5f, 0.5f, 1.5f, 1.5f};
+    const float two[UCOLL_SHM_ADAPT_KEEP] = {1.5f, 0.5f, 1.5f, 0.6f};
+    const float all[UCOLL_SHM_ADAPT_KEEP] = {0.7f, 0.7f, 0.7f, 0.7f};
+
+    EXPECT_MSG(way_first(one) == 1, "one quick call of the slower way turned the choice");
+    EXPECT_MSG(way_first(two) == 0, "two quick calls of the other way did not turn it");
+    EXPECT_MSG(way_first(all) == 0, "a quicker other way not taken");
+}
+
 int main(void)
 {
     ucoll_shm_adapt_t ad = {0};
@@ -186,6 +218,7 @@ int main(void)
         EXPECT_MSG(ad.best == 0 && i <= UCOLL_SHM_ADAPT_KEEP + 2, "plain taken again after %d calls",
                    i - 1);
     }
+    way_lucky();
     way_agreement();
     if (failures == 0) {
         printf("shm-adapt: ok\n");
