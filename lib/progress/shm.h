@@ -479,7 +479,7 @@ static inline char *ucoll__shm_small_buf(const ucoll_shm_t *sh, int r, int area,
 /*
  * The payload place of a small call, one that puts at most
  * UCOLL_SHM_INLINE bytes in each region (the one-shot allreduce and
- * reduce, allgather, alltoall, reduce_scatter_block): 0 inline, beside the
+ * reduce, allgather, alltoall, reduce_scatter_block, bcast): 0 inline, beside the
  * control word, or 1 the second place (ucoll__shm_small_buf); and the call whose
  * readers must be done before this rank writes it (*since). Small calls in
  * a row alternate the two places, so call s writes the place that call s-1
@@ -492,8 +492,8 @@ static inline char *ucoll__shm_small_buf(const ucoll_shm_t *sh, int r, int area,
  * word's line (ucoll__shm_small_buf); the places of the two sizes overlap,
  * so only calls of one size class alternate. Every rank sees the same
  * calls in the same order, so all agree on each call's place; a call after
- * one that took no place (a barrier, a bcast, a large call) or one of the
- * other class starts again inline, and waits for the call before. `bytes`
+ * one that took no place (a barrier, a large call) or one of the other
+ * class starts again inline, and waits for the call before. `bytes`
  * is the call's payload in each region. Set once per call, at its
  * first poll (the calls of a communicator run one at a time, in order), and
  * kept in op->place: 1 + the place, plus 2 when the call follows such a

@@ -172,11 +172,29 @@ static void rsb_case(ucoll_comm_t *comm, long it, size_t n, int32_t *sbuf, int32
     }
 }
 
+/* bcast of n int32 from root */
+static void bcast_case(ucoll_comm_t *comm, long it, size_t n, int root, int32_t *buf)
+{
+    int r = ucoll_comm_rank(comm);
+
+    for (size_t i = 0; i < n; i++) {
+        buf[i] = r == root ? sval(it, root, i) : -1;
+    }
+    CHECK(ucoll_bcast(buf, n, UCOLL_INT32, root, comm) == UCOLL_OK, "bcast it %ld", it);
+    for (size_t i = 0; i < n; i++) {
+        if (buf[i] != sval(it, root, i)) {
+            CHECK(0, "bcast it %ld n %zu root %d: element %zu is %d, not %d", it, n, root, i,
+                  buf[i], sval(it, root, i));
+            return;
+        }
+    }
+}
+
 /* Small collectives back to back, nothing between them (their payloads
  * through shared memory alternate two places then, whatever the
  * collective, and a reduce's non-roots run a call ahead of the root):
- * reductions with roots turning, in place and not, allgathers, alltoalls
- * and reduce_scatter_blocks, on alternating buffers, up to just past the
+ * reductions and bcasts with roots turning, in place and not, allgathers,
+ * alltoalls and reduce_scatter_blocks, on alternating buffers, up to just past the
  * inline payload (30 int32 are 120 bytes; an alltoall's or a
  * reduce_scatter_block's p blocks together). */
 static void small_burst(ucoll_comm_t *comm, long it, int32_t *sbuf, int32_t *rbuf)
@@ -187,7 +205,9 @@ static void small_burst(ucoll_comm_t *comm, long it, int32_t *sbuf, int32_t *rbu
         size_t n = 1 + (size_t)(it / 16 + (long)j * 7) % 31, off = (size_t)(j & 1) * 1024;
         int in_place = (int)((it / 16 + j) % 3 == 0);
 
-        switch ((it / 16 + j) % 7) {
+        switch ((it / 16 + j) % 9) {
+        case 7:
+        case 8: bcast_case(comm, it + j, n, (int)((it / 16 + (long)j * 3) % p), rbuf + off); break;
         case 3: allreduce_case(comm, it + j, n, in_place, sbuf + off, rbuf + off); break;
         case 4: allgather_case(comm, it + j, n, sbuf + off, rbuf + off); break;
         case 5: alltoall_case(comm, it + j, 1 + n / 2, sbuf + off, rbuf + off); break;

@@ -2,7 +2,9 @@
  * Bcast, shm: through the communicator's shared memory (progress/shm.h).
  * The root copies the message into its region and the others copy it out:
  * two copies, no message. Up to UCOLL_SHM_INLINE bytes travel in the
- * control word's cache line. Larger messages go in pieces of q bytes
+ * control word's cache line (small calls in a row alternate two places, so
+ * a root need not wait for the readers of the call before:
+ * ucoll__shm_small_place). Larger messages go in pieces of q bytes
  * through the data area used as a ring of K = ⌊data/q⌋ slots, pipelined:
  * the root writes piece j+1 while the others copy piece j.
  *
@@ -66,16 +68,23 @@ static int shm_poll(ucoll_shm_op_t *op)
     const ucoll_shm_t *sh = op->sh;
     size_t bytes = op->count * op->esize, q = op->chunk;
     /* one piece in one slot, without a division, for the small call */
-    uint64_t s = op->seq, n = bytes <= q ? 1 : (bytes + q - 1) / q;
+    uint64_t s = op->seq, n = bytes <= q ? 1 : (bytes + q - 1) / q, since = s - 1;
     uint64_t slots = bytes <= UCOLL_SHM_INLINE ? 1 : sh->data_size / q;
-    char *ring = ucoll__shm_buf(sh, op->root, bytes), *buf = op->rbuf;
+    char *ring = ucoll__shm_data(sh, op->root), *buf = op->rbuf;
+
+    if (bytes <= UCOLL_SHM_INLINE) { /* one piece, in a place that calls in a row alternate */
+        int area;
+
+        ucoll__shm_small_place(op, bytes, &area, &since);
+        ring = ucoll__shm_small_buf(sh, op->root, area, bytes);
+    }
 
     if (sh->rank == op->root) {
         for (; op->k < n; op->k++) {
             uint64_t j = op->k;
             size_t off = j * q, len = UCOLL_MIN(q, bytes - off);
 
-            if (!ucoll__shm_all_reached(op, j < slots ? ucoll__shm_end(s - 1)
+            if (!ucoll__shm_all_reached(op, j < slots ? ucoll__shm_end(since)
                                                       : ucoll__shm_pos(s, j - slots + 1))) {
                 return UCOLL_SHM_AGAIN;
             }
