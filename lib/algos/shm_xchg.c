@@ -34,8 +34,8 @@
  *             previous call);
  *   pos 2k+2  this rank has taken its pieces of chunk k from every region.
  * Payloads of up to UCOLL_SHM_INLINE bytes in all (p pieces) travel in the
- * control word's line (in calls that follow each other, it and the data
- * area's start alternate: ucoll__shm_small_place).
+ * control word's line (in calls that follow each other, it and a second
+ * place alternate: ucoll__shm_small_place).
  *
  * In place, the input is rbuf. Reduce puts the result at its head (block
  * 0), copy puts block r where the input's block r was: either way, what

@@ -3,7 +3,7 @@
  * (progress/shm.h). Every rank copies its block into its region and copies
  * every other rank's block out of theirs: no message. Blocks of up to
  * UCOLL_SHM_INLINE bytes travel in the control word's line (in calls that
- * follow each other, it and the data area's start alternate:
+ * follow each other, it and a second place alternate:
  * ucoll__shm_small_place); larger blocks go in chunks that fit the data
  * area, two steps per chunk k:
  *   pos 2k+1  this rank's chunk k is in its region (written once every
