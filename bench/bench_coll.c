@@ -617,7 +617,7 @@ int ucoll_bench_coll(ucoll_ctx_t *ctx, const char *mode, int argc, char **argv)
         }
         bad_total += bad_all;
         if (rank == 0) {
-            printf("%-12zu %12.2f %12.2f %12.2f%s\n", bytes, sum / p * 1e6, mn * 1e6, mx * 1e6,
+            printf("%-12zu %12.3f %12.3f %12.3f%s\n", bytes, sum / p * 1e6, mn * 1e6, mx * 1e6,
                    bad_all ? "  CHECK FAILED" : "");
             fflush(stdout);
         }

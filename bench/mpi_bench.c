@@ -247,7 +247,7 @@ int main(int argc, char **argv)
         MPI_Reduce(&total, &mn, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
         MPI_Reduce(&total, &mx, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
         if (rank == 0) {
-            printf("%-12zu %12.2f %12.2f %12.2f\n", bytes, sum / p * 1e6, mn * 1e6, mx * 1e6);
+            printf("%-12zu %12.3f %12.3f %12.3f\n", bytes, sum / p * 1e6, mn * 1e6, mx * 1e6);
             fflush(stdout);
         }
         if (mode == M_BARRIER || bytes > max / 2) {

@@ -242,7 +242,7 @@ medians() {  # op p
                 k = L[l] SUBSEP size[s]
                 if (index(active, " " L[l] " ") == 0) v = ""
                 else if (cnt[k] < nruns[L[l]] || cnt[k] == 0) v = "fail"
-                else v = sprintf("%.2f", median(k, cnt[k]))
+                else { v = median(k, cnt[k]); v = sprintf(v < 10 ? "%.3f" : "%.2f", v) }
                 if (L[l] == "ucoll") u = v
                 else if (v != "" && v != "fail" && (best == "" || v + 0 < best + 0)) best = v
                 line = line "," v
