@@ -70,6 +70,7 @@ static int ctx_alloc(ucoll_ctx_t **ctx_p)
     ucoll_list_init(&ctx->req_free);
     ucoll_list_init(&ctx->req_chunks);
     ucoll_list_init(&ctx->shm_active);
+    ucoll_list_init(&ctx->shm_owing);
     *ctx_p = ctx;
     return UCOLL_OK;
 }

@@ -100,6 +100,9 @@ struct ucoll_ctx {
     int oversub;
     /* communicators with shared-memory collectives queued (lib/progress/shm.c) */
     ucoll_list_t shm_active;
+    /* communicators whose last shared-memory call's end is owed (maybe
+     * paid since; lib/progress/shm.h, ucoll__shm_owe_end) */
+    ucoll_list_t shm_owing;
     unsigned shm_polls; /* progress passes while they wait (lib/progress/wait.c) */
     uint64_t shm_moved; /* steps their ops took short of finishing: pieces, phases */
     /* the network has work to resume outside UCX progress (receives the

@@ -213,6 +213,9 @@ void ucoll__shm_destroy(ucoll_comm_t *comm)
     if (sh->active) {
         ucoll_list_del(&sh->link);
     }
+    if (sh->owing) {
+        ucoll_list_del(&sh->owe_link);
+    }
     ucoll_list_for_each_safe(pos, tmp, &sh->ops)
     {
         ucoll_shm_op_t *op = ucoll_container_of(pos, ucoll_shm_op_t, link);
@@ -413,6 +416,33 @@ int ucoll__shm_cancel(ucoll_req_t *req, int status)
     return 0;
 }
 
+/* Poll op. An op that took no small place pays the end of the call
+ * before it, if owed (ucoll__shm_owe_end), after its poll: a small one
+ * handles it in its first poll (ucoll__shm_small_place), and ops that took
+ * a place owe their own end after theirs. */
+static inline int op_poll(ucoll_shm_op_t *op)
+{
+    int st = op->poll(op);
+
+    if (ucoll_unlikely(op->sh->owed != 0) && op->place == 0) {
+        ucoll__shm_pay(op->sh);
+    }
+    return st;
+}
+
+void ucoll__shm_pay_all(ucoll_ctx_t *ctx)
+{
+    while (!ucoll_list_empty(&ctx->shm_owing)) {
+        ucoll_shm_t *sh = ucoll_list_first(&ctx->shm_owing, ucoll_shm_t, owe_link);
+
+        ucoll_list_del(&sh->owe_link);
+        sh->owing = 0;
+        if (sh->owed != 0) {
+            ucoll__shm_pay(sh);
+        }
+    }
+}
+
 void ucoll__shm_op_start(ucoll_shm_op_t *op)
 {
     ucoll_shm_t *sh = op->sh;
@@ -423,7 +453,7 @@ void ucoll__shm_op_start(ucoll_shm_op_t *op)
         if (op->adapt != NULL) {
             op->t0 = ucoll__tl_now_ns();
         }
-        st = op->poll(op);
+        st = op_poll(op);
         if (st != UCOLL_SHM_AGAIN) {
             op_finish(op, st);
             return;
@@ -467,7 +497,7 @@ static int shm_drive(ucoll_shm_t *sh)
         if (op->adapt != NULL && op->t0 == 0) {
             op->t0 = ucoll__tl_now_ns(); /* its first poll: the calls before it are done */
         }
-        st = op->poll(op);
+        st = op_poll(op);
 
         if (st == UCOLL_SHM_AGAIN) {
             if (op->k != k || op->phase != phase || op->cur != cur) {

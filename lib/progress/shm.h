@@ -37,11 +37,16 @@
  *     end(s-1), so nobody still reads what an earlier call left there; and
  *     within a call, only once the readers of what it overwrites have said,
  *     by their position, that they are through with it (one exception:
- *     small one-shot reductions in a row alternate two places, so call s
- *     waits for end(s-2), the readers of the place it writes; see
- *     oneshot_area in lib/algos/allreduce/shm.c);
+ *     small calls in a row alternate two places, so call s waits for
+ *     end(s-2), the readers of the place it writes; see
+ *     ucoll__shm_small_place);
  *   - a rank reads a peer's data for step k only once the peer's position
  *     says that step k is written.
+ * Any later position says "done with call s" as well as end(s) does, since
+ * positions only grow: pos(s + 1, 1) >= end(s). A small call that every
+ * rank publishes into (allgather, alltoall, reduce_scatter_block, the
+ * one-shot allreduce) leaves its end owed rather than posted, when the
+ * next small call's publication will say it (ucoll__shm_owe_end).
  *
  * Memory ordering (C11). The owner writes its data with plain stores and
  * then publishes its position with a release store; a reader loads the
@@ -283,6 +288,11 @@ typedef struct ucoll_shm {
     int small_area;
     int small_pair;        /* its payload was of at most UCOLL_SHM_SMALL_PAIR bytes */
     int dead;              /* a member has failed: waiting ops fail */
+    /* the end of this rank's last call, not posted yet (0: none): see
+     * ucoll__shm_owe_end; while set, sh is on ctx->shm_owing */
+    uint64_t owed;
+    ucoll_list_t owe_link;
+    int owing; /* on ctx->shm_owing (it may stay there paid, until the next pass) */
     /* the setup while it runs (lib/algos/shm.c); setup_free(setup) runs if
      * the communicator goes first */
     void *setup;
@@ -427,6 +437,14 @@ void ucoll__shm_op_timed(ucoll_shm_op_t *op, ucoll_shm_adapt_t *ad, int c, size_
 /* Poll the first op of every communicator with ops queued; returns the
  * number completed. Called by ucoll_progress. */
 int ucoll__shm_progress(ucoll_ctx_t *ctx);
+/* Post the ends that this rank's communicators owe (ucoll__shm_owe_end).
+ * ucoll_progress calls it on entry, so that a rank that waits for anything
+ * else, or calls in at all, does not hold peers that wait for its end. */
+void ucoll__shm_pay_all(ucoll_ctx_t *ctx);
+static inline int ucoll__shm_owing(const ucoll_ctx_t *ctx)
+{
+    return !ucoll_list_empty(&ctx->shm_owing);
+}
 /* Whether shared-memory ops are queued (they need polling, not sleep). */
 static inline int ucoll__shm_pending(const ucoll_ctx_t *ctx)
 {
@@ -449,6 +467,38 @@ static inline uint64_t ucoll__shm_load(const ucoll_shm_t *sh, int r)
 static inline void ucoll__shm_post(const ucoll_shm_t *sh, uint64_t v)
 {
     atomic_store_explicit(ucoll__shm_ctl(sh, sh->rank), v, memory_order_release);
+}
+/* Post sh's owed end now, unless this rank has posted a later position
+ * (which says as much). */
+static inline void ucoll__shm_pay(ucoll_shm_t *sh)
+{
+    if (atomic_load_explicit(ucoll__shm_ctl(sh, sh->rank), memory_order_relaxed) < sh->owed) {
+        ucoll__shm_post(sh, sh->owed);
+    }
+    sh->owed = 0;
+}
+/*
+ * End call op without posting end(s): owe it. Only for a small call (one
+ * that took a place, ucoll__shm_small_place) that posted pos(s, 1) during
+ * it. The next small call in a row waits for end(s - 1) only, which
+ * pos(s, 1) says, and its own first post says end(s); posting end(s) too
+ * sent this rank's control line to the readers and back once more per
+ * call: at p = 2 a loop of 8-byte allgathers took 0.62 us a call with it
+ * and 0.42 with it owed (CPUs far apart). Any other next op pays it
+ * (ucoll__shm_pay) at its first poll, and ucoll_progress pays it on entry
+ * (ucoll__shm_pay_all): a rank whose next collective on the communicator
+ * is far off holds the peers that wait for its end only until it calls
+ * into the library again, as a collective may.
+ */
+static inline void ucoll__shm_owe_end(ucoll_shm_op_t *op)
+{
+    ucoll_shm_t *sh = op->sh;
+
+    sh->owed = ucoll__shm_end(op->seq);
+    if (!sh->owing) {
+        sh->owing = 1;
+        ucoll_list_add_tail(&sh->comm->ctx->shm_owing, &sh->owe_link);
+    }
 }
 static inline char *ucoll__shm_inline(const ucoll_shm_t *sh, int r)
 {
@@ -508,6 +558,14 @@ static inline void ucoll__shm_small_place(ucoll_shm_op_t *op, size_t bytes, int 
     if (op->place == 0) {
         int pair = bytes <= UCOLL_SHM_SMALL_PAIR;
         int chain = sh->small_seq != 0 && sh->small_seq + 1 == s && sh->small_pair == pair;
+
+        if (sh->owed != 0) { /* the call before's end (ucoll__shm_owe_end) */
+            if (chain) {
+                sh->owed = 0; /* this call's first post says it */
+            } else {
+                ucoll__shm_pay(sh); /* before waiting for the others' */
+            }
+        }
 
         sh->small_area = chain ? !sh->small_area : 0;
         sh->small_seq = s;

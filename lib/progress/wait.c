@@ -36,6 +36,9 @@ int ucoll_progress(ucoll_ctx_t *ctx)
     if (ctx == NULL) {
         return UCOLL_ERR_ARG;
     }
+    if (ucoll_unlikely(ucoll__shm_owing(ctx))) {
+        ucoll__shm_pay_all(ctx); /* ends owed since the last pass */
+    }
     if (ucoll__shm_pending(ctx)) {
         /* flags in shared memory first, and three passes in four without
          * UCX: a pass of UCX costs several times a look at the flags
@@ -58,11 +61,13 @@ int ucoll_progress(ucoll_ctx_t *ctx)
     return n;
 }
 
-/* Only UCX needs polling: no shared-memory op queued, no schedule ready,
- * no receive the point-to-point layer deferred. */
+/* Only UCX needs polling: no shared-memory op queued, no end owed by one
+ * (ucoll_progress pays it), no schedule ready, no receive the
+ * point-to-point layer deferred. */
 static inline int ucx_only(const ucoll_ctx_t *ctx)
 {
-    return ctx->tl && !ctx->net_deferred && !ucoll__shm_pending(ctx) && !ucoll__exec_pending(ctx);
+    return ctx->tl && !ctx->net_deferred && !ucoll__shm_pending(ctx) && !ucoll__shm_owing(ctx) &&
+           !ucoll__exec_pending(ctx);
 }
 
 static void sleep_on_worker(ucoll_ctx_t *ctx, uint64_t deadline)

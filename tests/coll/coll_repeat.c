@@ -3,8 +3,9 @@
  * (which run one cached schedule again and again) interleaved with others
  * of different shapes, on alternating buffers, in place and not, several
  * of the same shape in flight at once, bursts of small collectives back to
- * back, and a split communicator freed
- * while its cache is full. Every result is checked.
+ * back, a bcast that a rank enters only after a message the root sends
+ * once its bcast is over, and a split communicator freed while its cache
+ * is full. Every result is checked.
  *
  *   coll_repeat [iterations]   (default 10000)
  *
@@ -238,6 +239,31 @@ static void allgather_case(ucoll_comm_t *comm, long it, size_t n, int32_t *sbuf,
     }
 }
 
+/* A small allgather, then a bcast of 1024 int32 from rank 0 that rank 1
+ * enters only after a message rank 0 sends once its bcast is over. Through
+ * shared memory rank 1 leaves the allgather with its end owed, not posted
+ * (lib/progress/shm.h, ucoll__shm_owe_end), and the bcast's root waits for
+ * that end before it writes: rank 1's wait for the message must pay it,
+ * or the two wait for each other. The other ranks enter the bcast at
+ * once. */
+static void owed_then_p2p(ucoll_comm_t *comm, long it, int32_t *sbuf, int32_t *rbuf, int32_t *buf)
+{
+    int r = ucoll_comm_rank(comm);
+    int32_t token = -1;
+
+    allgather_case(comm, it, 2, sbuf, rbuf);
+    if (r == 1) {
+        CHECK(ucoll_recv(&token, 1, UCOLL_INT32, 0, 77, comm, NULL) == UCOLL_OK && token == 5,
+              "recv before the bcast it %ld (token %d)", it, token);
+    }
+    bcast_case(comm, it, 1024, 0, buf);
+    if (r == 0) {
+        token = 5;
+        CHECK(ucoll_send(&token, 1, UCOLL_INT32, 1, 77, comm) == UCOLL_OK,
+              "send after the bcast it %ld", it);
+    }
+}
+
 /* Several bcasts of one shape in flight at once: concurrent runs of one
  * cached schedule, each on its own buffer. */
 static void concurrent_bcasts(ucoll_comm_t *comm, long it, int32_t (*bufs)[BIG], int k, size_t n,
@@ -289,7 +315,12 @@ int main(int argc, char **argv)
             concurrent_bcasts(world, it, cb, 2 + (int)(it / 16) % 4, (it & 32) ? BIG : SMALL,
                               (int)(it / 16) % size);
             break;
-        case 11: CHECK(ucoll_barrier(world) == UCOLL_OK, "barrier it %ld", it); break;
+        case 11:
+            if (it % 64 == 11 && size > 1) {
+                owed_then_p2p(world, it, s1, r1, cb[0]);
+            }
+            CHECK(ucoll_barrier(world) == UCOLL_OK, "barrier it %ld", it);
+            break;
         case 13: allreduce_case(world, it, BIG, 0, s1 + (it & 1) * BIG, r1 + (it & 2) * BIG); break;
         case 15: small_burst(world, it, s1, r1); break;
         default: break;

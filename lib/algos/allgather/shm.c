@@ -105,7 +105,11 @@ static int shm_poll(ucoll_shm_op_t *op)
         op->phase = 0;
         op->k = ++k;
         if (k == n) {
-            ucoll__shm_post(sh, ucoll__shm_end(s));
+            if (m <= UCOLL_SHM_INLINE) {
+                ucoll__shm_owe_end(op); /* its pos(s, 1) is out */
+            } else {
+                ucoll__shm_post(sh, ucoll__shm_end(s));
+            }
             return UCOLL_OK;
         }
         ucoll__shm_post(sh, ucoll__shm_pos(s, 2 * k));

@@ -445,7 +445,11 @@ static int oneshot_poll(ucoll_shm_op_t *op)
      * from rank 2 on, the first reductions into rbuf overwrite it first */
     own = (op->sbuf != op->rbuf || sh->rank < 2) ? sh->rank : -1;
     reduce_all(op, op->rbuf, area, 0, op->count, own, op->sbuf);
-    ucoll__shm_post(sh, ucoll__shm_end(s));
+    if (inl) {
+        ucoll__shm_owe_end(op); /* its pos(s, 1) is out */
+    } else {
+        ucoll__shm_post(sh, ucoll__shm_end(s));
+    }
     return UCOLL_OK;
 }
 
