@@ -216,6 +216,9 @@ void ucoll__shm_destroy(ucoll_comm_t *comm)
     if (sh->owing) {
         ucoll_list_del(&sh->owe_link);
     }
+    if (sh->owed != 0 && sh->base != NULL) {
+        ucoll__shm_pay(sh); /* a peer's call after the last may wait for it */
+    }
     ucoll_list_for_each_safe(pos, tmp, &sh->ops)
     {
         ucoll_shm_op_t *op = ucoll_container_of(pos, ucoll_shm_op_t, link);
