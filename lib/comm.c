@@ -170,29 +170,20 @@ int ucoll_comm_free(ucoll_comm_t *comm)
     return UCOLL_OK;
 }
 
-int ucoll__check_comm(const ucoll_comm_t *comm)
+int ucoll__bad_comm(void)
 {
-    if (comm == NULL) {
-        ucoll_debug("invalid argument: NULL communicator");
-        return UCOLL_ERR_ARG;
-    }
-    return UCOLL_OK;
+    ucoll_debug("invalid argument: NULL communicator");
+    return UCOLL_ERR_ARG;
 }
 
-int ucoll__check_dtype(ucoll_dtype_t dt)
+int ucoll__bad_dtype(ucoll_dtype_t dt)
 {
-    if ((unsigned)dt >= UCOLL_DTYPE_LAST) {
-        ucoll_debug("invalid argument: datatype %d", (int)dt);
-        return UCOLL_ERR_ARG;
-    }
-    return UCOLL_OK;
+    ucoll_debug("invalid argument: datatype %d", (int)dt);
+    return UCOLL_ERR_ARG;
 }
 
-int ucoll__check_buf(const void *buf, size_t count, const char *what)
+int ucoll__bad_buf(size_t count, const char *what)
 {
-    if (buf == NULL && count > 0) {
-        ucoll_debug("invalid argument: %s is NULL with count %zu", what, count);
-        return UCOLL_ERR_ARG;
-    }
-    return UCOLL_OK;
+    ucoll_debug("invalid argument: %s is NULL with count %zu", what, count);
+    return UCOLL_ERR_ARG;
 }

@@ -10,27 +10,22 @@
 
 extern char **environ;
 
-static const char *coll_names[UCOLL_COLL_LAST] = {"barrier",
-                                                  "bcast",
-                                                  "reduce",
-                                                  "allreduce",
-                                                  "gather",
-                                                  "gatherv",
-                                                  "scatter",
-                                                  "scatterv",
-                                                  "allgather",
-                                                  "allgatherv",
-                                                  "alltoall",
-                                                  "alltoallv",
-                                                  "reduce_scatter_block",
-                                                  "reduce_scatter",
-                                                  "scan",
-                                                  "exscan"};
-
-const char *ucoll__coll_name(ucoll_coll_t coll)
-{
-    return (coll < UCOLL_COLL_LAST) ? coll_names[coll] : "?";
-}
+const char *const ucoll__coll_names[UCOLL_COLL_LAST] = {"barrier",
+                                                        "bcast",
+                                                        "reduce",
+                                                        "allreduce",
+                                                        "gather",
+                                                        "gatherv",
+                                                        "scatter",
+                                                        "scatterv",
+                                                        "allgather",
+                                                        "allgatherv",
+                                                        "alltoall",
+                                                        "alltoallv",
+                                                        "reduce_scatter_block",
+                                                        "reduce_scatter",
+                                                        "scan",
+                                                        "exscan"};
 
 typedef enum { CFG_INT, CFG_UINT, CFG_SIZE, CFG_BOOL, CFG_ENUM, CFG_DOUBLE, CFG_STRING } cfg_type_t;
 

@@ -32,7 +32,12 @@ typedef enum {
 } ucoll_coll_t;
 
 /* Lower-case name of a collective ("allreduce"). */
-const char *ucoll__coll_name(ucoll_coll_t coll);
+extern const char *const ucoll__coll_names[UCOLL_COLL_LAST];
+
+static inline const char *ucoll__coll_name(ucoll_coll_t coll)
+{
+    return ((unsigned)coll < UCOLL_COLL_LAST) ? ucoll__coll_names[coll] : "?";
+}
 
 typedef enum { UCOLL_MODEX_FENCE, UCOLL_MODEX_DIRECT } ucoll_modex_t;
 typedef enum {

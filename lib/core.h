@@ -157,14 +157,30 @@ int ucoll__ctx_create_sim(int rank, int size, const struct ucoll_net_ops *net, v
                           ucoll_ctx_t **ctx_p);
 void ucoll__ctx_destroy_sim(ucoll_ctx_t *ctx);
 
-/* Argument checks shared by every API entry point: they log the reason at
- * debug level and return UCOLL_ERR_ARG. */
-int ucoll__check_comm(const ucoll_comm_t *comm);
-int ucoll__check_dtype(ucoll_dtype_t dt);
-int ucoll__check_buf(const void *buf, size_t count, const char *what);
-
 #define ucoll_likely(_x)   __builtin_expect(!!(_x), 1)
 #define ucoll_unlikely(_x) __builtin_expect(!!(_x), 0)
+
+/* Argument checks shared by every API entry point: they log the reason at
+ * debug level and return UCOLL_ERR_ARG. The test is inline, so a valid
+ * call pays a compare and no call; the report is out of line. */
+int ucoll__bad_comm(void);
+int ucoll__bad_dtype(ucoll_dtype_t dt);
+int ucoll__bad_buf(size_t count, const char *what);
+
+static inline int ucoll__check_comm(const ucoll_comm_t *comm)
+{
+    return ucoll_likely(comm != NULL) ? UCOLL_OK : ucoll__bad_comm();
+}
+
+static inline int ucoll__check_dtype(ucoll_dtype_t dt)
+{
+    return ucoll_likely((unsigned)dt < UCOLL_DTYPE_LAST) ? UCOLL_OK : ucoll__bad_dtype(dt);
+}
+
+static inline int ucoll__check_buf(const void *buf, size_t count, const char *what)
+{
+    return ucoll_likely(buf != NULL || count == 0) ? UCOLL_OK : ucoll__bad_buf(count, what);
+}
 
 #define UCOLL_MIN(_a, _b) ((_a) < (_b) ? (_a) : (_b))
 #define UCOLL_MAX(_a, _b) ((_a) > (_b) ? (_a) : (_b))

@@ -150,44 +150,28 @@ size_t ucoll__coll_bytes(const ucoll_coll_args_t *a, int p)
 
 /* ---- argument checks -------------------------------------------------- */
 
-int ucoll__coll_check_req(const char *name, ucoll_req_t **req)
+int ucoll__coll_bad_req(const char *name)
 {
-    if (req == NULL) {
-        ucoll_debug("%s: NULL request pointer", name);
-        return UCOLL_ERR_ARG;
-    }
-    return UCOLL_OK;
+    ucoll_debug("%s: NULL request pointer", name);
+    return UCOLL_ERR_ARG;
 }
 
-int ucoll__coll_check_root(const char *name, const ucoll_comm_t *comm, int root)
+int ucoll__coll_bad_root(const char *name, const ucoll_comm_t *comm, int root)
 {
-    if (root < 0 || root >= comm->size) {
-        ucoll_debug("%s: root %d not in [0, %d)", name, root, comm->size);
-        return UCOLL_ERR_ARG;
-    }
-    return UCOLL_OK;
+    ucoll_debug("%s: root %d not in [0, %d)", name, root, comm->size);
+    return UCOLL_ERR_ARG;
 }
 
-int ucoll__coll_check_count(const char *name, const ucoll_comm_t *comm, size_t count, size_t esize)
+int ucoll__coll_bad_count(const char *name, const ucoll_comm_t *comm, size_t count)
 {
-    size_t total;
-
-    /* without the two 64-bit divisions it took on every call */
-    if (__builtin_mul_overflow(count, esize, &total) ||
-        __builtin_mul_overflow(total, (size_t)comm->size, &total)) {
-        ucoll_debug("%s: count %zu times %d ranks overflows", name, count, comm->size);
-        return UCOLL_ERR_ARG;
-    }
-    return UCOLL_OK;
+    ucoll_debug("%s: count %zu times %d ranks overflows", name, count, comm->size);
+    return UCOLL_ERR_ARG;
 }
 
-int ucoll__coll_check_not_in_place(const char *name, const char *param, const void *buf)
+int ucoll__coll_bad_in_place(const char *name, const char *param)
 {
-    if (buf == UCOLL_IN_PLACE) {
-        ucoll_debug("%s: %s cannot be UCOLL_IN_PLACE", name, param);
-        return UCOLL_ERR_ARG;
-    }
-    return UCOLL_OK;
+    ucoll_debug("%s: %s cannot be UCOLL_IN_PLACE", name, param);
+    return UCOLL_ERR_ARG;
 }
 
 size_t ucoll__blocks_extent(const size_t *counts, const size_t *displs, int p)
@@ -730,7 +714,62 @@ typedef struct ucoll_coll_cache {
     int last2; /* and the one before it: two calls that alternate (a
                 * collective and a barrier) are found at once */
     uint64_t clock;
+    /* The last two calls served from the cache (a collective and the
+     * barrier between, or two roots in turn), as the caller passed them,
+     * and their entries (e < 0: none). A call equal to one of them field
+     * by field has the same key, so it skips the key's arithmetic; an
+     * entry replaced forgets its call. */
+    struct cache_rep {
+        ucoll_coll_t coll;
+        ucoll_dtype_t dt;
+        ucoll_op_t op;
+        int root, in_place;
+        uint32_t gen;
+        const void *sbuf;
+        void *rbuf;
+        size_t count;
+        int e;
+    } rep[2];
+    int rep_next; /* the one to replace */
 } ucoll_coll_cache_t;
+
+static inline int rep_eq(const struct cache_rep *r, const ucoll_coll_args_t *a, uint32_t gen)
+{
+    return r->e >= 0 && a->sbuf == r->sbuf && a->rbuf == r->rbuf && a->count == r->count &&
+           a->coll == r->coll && a->dt == r->dt && a->op == r->op && a->root == r->root &&
+           a->in_place == r->in_place && gen == r->gen && a->iov == NULL;
+}
+
+/* The entry of a call equal to one of the last two, or NULL. */
+static inline cache_entry_t *rep_find(ucoll_coll_cache_t *c, const ucoll_coll_args_t *a,
+                                      uint32_t gen)
+{
+    for (int j = 0; j < 2; j++) {
+        if (rep_eq(&c->rep[j], a, gen)) {
+            c->rep_next = !j;
+            c->e[c->rep[j].e].used = ++c->clock;
+            return &c->e[c->rep[j].e];
+        }
+    }
+    return NULL;
+}
+
+static void rep_set(ucoll_coll_cache_t *c, const ucoll_coll_args_t *a, uint32_t gen, int i)
+{
+    struct cache_rep *r = &c->rep[c->rep_next];
+
+    r->coll = a->coll;
+    r->dt = a->dt;
+    r->op = a->op;
+    r->root = a->root;
+    r->in_place = a->in_place;
+    r->gen = gen;
+    r->sbuf = a->sbuf;
+    r->rbuf = a->rbuf;
+    r->count = a->count;
+    r->e = i;
+    c->rep_next = !c->rep_next;
+}
 
 /* Bytes of the send and receive buffers on this rank (0 where the buffer
  * means nothing here); 0 when the call is not cached. */
@@ -843,6 +882,7 @@ static int cache_add(ucoll_comm_t *comm, const cache_key_t *k, ucoll_sched_t *s,
         if (c == NULL) {
             return 0;
         }
+        c->rep[0].e = c->rep[1].e = -1;
     }
     if (c->n < CACHE_MAX) {
         i = c->n++;
@@ -855,6 +895,11 @@ static int cache_add(ucoll_comm_t *comm, const cache_key_t *k, ucoll_sched_t *s,
         }
         if (c->e[i].s) {
             ucoll__sched_release(c->e[i].s);
+        }
+        for (int j = 0; j < 2; j++) {
+            if (c->rep[j].e == i) {
+                c->rep[j].e = -1;
+            }
         }
     }
     c->e[i].key = *k;
@@ -887,8 +932,22 @@ void ucoll__coll_cache_free(ucoll_comm_t *comm)
     comm->coll_cache = NULL;
 }
 
-int ucoll__coll_run(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_t *req, uint32_t tag)
+static inline int entry_run(ucoll_comm_t *comm, const cache_entry_t *e, const ucoll_coll_args_t *a,
+                            ucoll_req_t *req, uint32_t tag)
 {
+    if (e->s) {
+        return ucoll__sched_run(e->s, req, a->sbuf, a->rbuf, (int)tag);
+    }
+    return e->al->start(comm, a, &e->prm, req);
+}
+
+/* A call that is not one of the last two: the cache by key, else
+ * selection and a new entry. Out of line, so that a repeated call's path
+ * saves no registers. */
+static __attribute__((noinline)) int coll_run_new(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
+                                                  ucoll_req_t *req, uint32_t tag)
+{
+    ucoll_coll_cache_t *c;
     const cache_entry_t *e;
     const ucoll_algo_t *al;
     ucoll_algo_params_t prm;
@@ -903,11 +962,10 @@ int ucoll__coll_run(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_t 
     if (cacheable) {
         cache_key(comm, a, sb, rb, &key);
         e = cache_find(comm, &key);
-        if (e && e->s) {
-            return ucoll__sched_run(e->s, req, a->sbuf, a->rbuf, (int)tag);
-        }
         if (e) {
-            return e->al->start(comm, a, &e->prm, req);
+            c = comm->coll_cache;
+            rep_set(c, a, key.gen, (int)(e - c->e));
+            return entry_run(comm, e, a, req, tag);
         }
     }
 
@@ -954,6 +1012,17 @@ err_sched:
     return st;
 }
 
+int ucoll__coll_run(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_t *req, uint32_t tag)
+{
+    ucoll_coll_cache_t *c = comm->coll_cache;
+    const cache_entry_t *e;
+
+    if (c != NULL && (e = rep_find(c, a, comm->ctx->sel_gen)) != NULL) {
+        return entry_run(comm, e, a, req, tag);
+    }
+    return coll_run_new(comm, a, req, tag);
+}
+
 /* The call's sequence number is taken even when the call cannot start on
  * this rank (out of memory here, no algorithm): the arguments were checked
  * alike everywhere, so the other members took it, and this rank's next
@@ -981,8 +1050,8 @@ int ucoll__coll_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_req_
         return UCOLL_ERR_NOMEM;
     }
     req->user = 1;
-    st = ucoll__shm_coll_gate(comm, a, req, &deferred);
-    if (st != UCOLL_OK) {
+    if (ucoll_unlikely(!ucoll__shm_settled(comm)) &&
+        (st = ucoll__shm_coll_gate(comm, a, req, &deferred)) != UCOLL_OK) {
         goto err_req;
     }
     if (!deferred) {

@@ -233,14 +233,45 @@ void ucoll__coll_cache_free(ucoll_comm_t *comm);
 /* Argument checks of the entry points. Each logs the reason at debug level,
  * prefixed with name (the operation, as ucoll__coll_name), and returns
  * UCOLL_ERR_ARG; all pass before the call takes a sequence number. */
+int ucoll__coll_bad_req(const char *name);
+int ucoll__coll_bad_root(const char *name, const ucoll_comm_t *comm, int root);
+int ucoll__coll_bad_count(const char *name, const ucoll_comm_t *comm, size_t count);
+int ucoll__coll_bad_in_place(const char *name, const char *param);
+
 /* req is somewhere to put the request. */
-int ucoll__coll_check_req(const char *name, ucoll_req_t **req);
+static inline int ucoll__coll_check_req(const char *name, ucoll_req_t **req)
+{
+    return ucoll_likely(req != NULL) ? UCOLL_OK : ucoll__coll_bad_req(name);
+}
+
 /* root is a rank of comm (comm already checked). */
-int ucoll__coll_check_root(const char *name, const ucoll_comm_t *comm, int root);
-/* count elements of esize bytes for each rank of comm fit in a size_t. */
-int ucoll__coll_check_count(const char *name, const ucoll_comm_t *comm, size_t count, size_t esize);
+static inline int ucoll__coll_check_root(const char *name, const ucoll_comm_t *comm, int root)
+{
+    return ucoll_likely(root >= 0 && root < comm->size) ? UCOLL_OK
+                                                        : ucoll__coll_bad_root(name, comm, root);
+}
+
+/* count elements of esize bytes for each rank of comm fit in a size_t
+ * (without the two 64-bit divisions it took on every call). */
+static inline int ucoll__coll_check_count(const char *name, const ucoll_comm_t *comm, size_t count,
+                                          size_t esize)
+{
+    size_t total;
+
+    if (ucoll_unlikely(__builtin_mul_overflow(count, esize, &total) ||
+                       __builtin_mul_overflow(total, (size_t)comm->size, &total))) {
+        return ucoll__coll_bad_count(name, comm, count);
+    }
+    return UCOLL_OK;
+}
+
 /* buf, passed as the parameter called param, is not UCOLL_IN_PLACE. */
-int ucoll__coll_check_not_in_place(const char *name, const char *param, const void *buf);
+static inline int ucoll__coll_check_not_in_place(const char *name, const char *param,
+                                                 const void *buf)
+{
+    return ucoll_likely(buf != UCOLL_IN_PLACE) ? UCOLL_OK : ucoll__coll_bad_in_place(name, param);
+}
+
 /* Elements spanned by p blocks, block i being counts[i] at displs[i]. */
 size_t ucoll__blocks_extent(const size_t *counts, const size_t *displs, int p);
 

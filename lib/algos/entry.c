@@ -11,6 +11,7 @@
  * ranks.
  */
 #include "algos/algos.h"
+#include "dtype.h"
 
 typedef struct rooted {
     const char *name;
@@ -84,13 +85,13 @@ int ucoll__gather_scatter_start(ucoll_coll_t coll, const void *sbuf, void *rbuf,
     int st;
 
     if ((st = rooted_init(&r, coll, sbuf, rbuf, dt, root, comm, req)) ||
-        (st = ucoll__coll_check_count(r.name, comm, count, ucoll_dtype_size(dt)))) {
+        (st = ucoll__coll_check_count(r.name, comm, count, ucoll__dtype_size(dt)))) {
         return st;
     }
     a.coll = coll;
     a.count = count;
     a.dt = dt;
-    a.esize = ucoll_dtype_size(dt);
+    a.esize = ucoll__dtype_size(dt);
     a.root = root;
     if (comm->rank == root) {
         if ((st = rooted_check_big(&r, count * comm->size))) {
@@ -126,7 +127,7 @@ int ucoll__gatherv_scatterv_start(ucoll_coll_t coll, const void *sbuf, void *rbu
     }
     a.coll = coll;
     a.dt = dt;
-    a.esize = ucoll_dtype_size(dt);
+    a.esize = ucoll__dtype_size(dt);
     a.root = root;
     if (comm->rank == root) {
         if (counts == NULL || displs == NULL) {
@@ -186,7 +187,7 @@ int ucoll__allgather_alltoall_start(ucoll_coll_t coll, const void *sbuf, void *r
 
     if ((st = ucoll__check_comm(comm)) || (st = ucoll__check_dtype(dt)) ||
         (st = ucoll__coll_check_req(name, req)) ||
-        (st = ucoll__coll_check_count(name, comm, count, ucoll_dtype_size(dt))) ||
+        (st = ucoll__coll_check_count(name, comm, count, ucoll__dtype_size(dt))) ||
         (st = ucoll__coll_check_not_in_place(name, "rbuf", rbuf)) ||
         (st = ucoll__check_buf(rbuf, count * comm->size,
                                allgather ? "allgather rbuf" : "alltoall rbuf"))) {
@@ -195,7 +196,7 @@ int ucoll__allgather_alltoall_start(ucoll_coll_t coll, const void *sbuf, void *r
     a.coll = coll;
     a.count = count;
     a.dt = dt;
-    a.esize = ucoll_dtype_size(dt);
+    a.esize = ucoll__dtype_size(dt);
     a.root = -1;
     a.rbuf = rbuf;
     if (sbuf == UCOLL_IN_PLACE) {

@@ -146,16 +146,18 @@ static uint64_t xchg_op_slots(const ucoll_shm_op_t *op)
 /* Start of piece r of chunk k in rank rr's region (op->aux: the stride
  * between pieces, 0 when they are packed inline; allreduce: one piece a
  * slot). */
-static char *piece(const ucoll_shm_op_t *op, int rr, uint64_t k, int r, size_t stride)
+static inline char *piece(const ucoll_shm_op_t *op, int rr, uint64_t k, int r, size_t stride)
 {
     const ucoll_shm_t *sh = op->sh;
-    size_t per_slot = op->root == UCOLL_SHM_XCHG_ALLREDUCE ? 1 : (size_t)sh->p;
-    uint64_t slot = k % xchg_op_slots(op);
+    size_t per_slot;
+    uint64_t slot;
 
     if (op->aux == 0) { /* its place is set (ucoll__shm_small_place) */
         return ucoll__shm_small_buf(sh, rr, (op->place - 1) & 1, (size_t)sh->p * stride) +
                (size_t)r * stride;
     }
+    per_slot = op->root == UCOLL_SHM_XCHG_ALLREDUCE ? 1 : (size_t)sh->p;
+    slot = k % xchg_op_slots(op);
     return ucoll__shm_data(sh, rr) + ((size_t)slot * per_slot + (size_t)r) * stride;
 }
 

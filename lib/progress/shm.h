@@ -389,6 +389,13 @@ static inline int ucoll__shm_on(const ucoll_comm_t *comm)
     return comm->shm != NULL && comm->shm->state == UCOLL_SHM_ON;
 }
 
+/* comm has settled whether its collectives may use shared memory (ON or
+ * OFF): a call need not pass ucoll__shm_coll_gate. */
+static inline int ucoll__shm_settled(const ucoll_comm_t *comm)
+{
+    return comm->shm != NULL && comm->shm->state >= UCOLL_SHM_ON;
+}
+
 /* A zeroed op of sh for req, or NULL when out of memory. */
 ucoll_shm_op_t *ucoll__shm_op_get(ucoll_shm_t *sh, ucoll_req_t *req);
 /* Number op as the next call of its communicator and run it: at once when
@@ -629,6 +636,29 @@ static inline void ucoll__shm_copy(void *dst, const void *src, size_t len)
     char *d = dst;
     const char *s = src;
 
+    if (len <= 16) {
+        /* a small call's payload: moves of 8 (or 4) bytes from both ends,
+         * which may overlap, not a call of memcpy (13 instructions here) */
+        uint64_t a, b;
+        uint32_t x, y;
+
+        if (len >= 8) {
+            memcpy(&a, s, 8);
+            memcpy(&b, s + len - 8, 8);
+            memcpy(d, &a, 8);
+            memcpy(d + len - 8, &b, 8);
+        } else if (len >= 4) {
+            memcpy(&x, s, 4);
+            memcpy(&y, s + len - 4, 4);
+            memcpy(d, &x, 4);
+            memcpy(d + len - 4, &y, 4);
+        } else {
+            for (size_t i = 0; i < len; i++) {
+                d[i] = s[i];
+            }
+        }
+        return;
+    }
     while (len > UCOLL_SHM_COPY_SLICE) {
         memcpy(d, s, UCOLL_SHM_COPY_SLICE);
         d += UCOLL_SHM_COPY_SLICE;

@@ -5,7 +5,7 @@
  * of the same shape in flight at once, bursts of small collectives back to
  * back, a bcast that a rank enters only after a message the root sends
  * once its bcast is over, and a split communicator freed while its cache
- * is full. Every result is checked.
+ * is full, after a call it forgot is made again. Every result is checked.
  *
  *   coll_repeat [iterations]   (default 10000)
  *
@@ -332,6 +332,15 @@ int main(int argc, char **argv)
                 allreduce_case(half, it + j, 1 + (size_t)j, 0, s1, r1);
                 small_bcast(half, it + j, a[j & 1]);
             }
+            /* a call the cache forgets while it is one of the last two
+             * (found by its key once, then 40 new shapes replace every
+             * entry), then made again */
+            allreduce_case(half, it, 100, 0, s1, r1);
+            allreduce_case(half, it + 1, 100, 0, s1, r1);
+            for (long j = 0; j < 40; j++) {
+                bcast_case(half, it + j, 1 + (size_t)j, 0, cb[0]);
+            }
+            allreduce_case(half, it + 2, 100, 0, s1, r1);
             CHECK(ucoll_comm_free(half) == UCOLL_OK, "comm free");
         }
     }

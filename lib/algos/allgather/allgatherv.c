@@ -7,6 +7,7 @@
  * block, which every rank computes alike from rcounts.
  */
 #include "allgather.h"
+#include "dtype.h"
 
 const ucoll_algo_t *const ucoll__allgatherv_algos[] = {
     &ucoll__allgatherv_ring,
@@ -36,7 +37,7 @@ int ucoll_iallgatherv(const void *sbuf, size_t scount, void *rbuf, const size_t 
     a.coll = UCOLL_COLL_ALLGATHERV;
     a.count = total / comm->size;
     a.dt = dt;
-    a.esize = ucoll_dtype_size(dt);
+    a.esize = ucoll__dtype_size(dt);
     a.root = -1;
     if ((st = ucoll__coll_check_not_in_place("allgatherv", "rbuf", rbuf)) ||
         (st = ucoll__check_buf(rbuf, ucoll__blocks_extent(rcounts, displs, comm->size),

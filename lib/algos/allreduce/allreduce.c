@@ -36,7 +36,7 @@ int ucoll_iallreduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t d
     a.count = count;
     a.dt = dt;
     a.op = op;
-    a.esize = ucoll_dtype_size(dt);
+    a.esize = ucoll__dtype_size(dt);
     a.rbuf = rbuf;
     if (sbuf == UCOLL_IN_PLACE) {
         a.in_place = 1;

@@ -8,6 +8,7 @@
  * its own counts, and all must still pick the same algorithm.
  */
 #include "alltoall.h"
+#include "dtype.h"
 
 const ucoll_algo_t *const ucoll__alltoallv_algos[] = {
     &ucoll__alltoallv_pairwise,
@@ -40,7 +41,7 @@ int ucoll_ialltoallv(const void *sbuf, const size_t *scounts, const size_t *sdis
     }
     a.coll = UCOLL_COLL_ALLTOALLV;
     a.dt = dt;
-    a.esize = ucoll_dtype_size(dt);
+    a.esize = ucoll__dtype_size(dt);
     a.root = -1;
     if (sbuf == UCOLL_IN_PLACE) {
         a.in_place = 1;

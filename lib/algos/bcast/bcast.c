@@ -3,6 +3,7 @@
  * shared by chain, pipeline, bintree and pipe_bintree.
  */
 #include "bcast.h"
+#include "dtype.h"
 #include "progress/request.h"
 #include "progress/shm.h"
 
@@ -127,7 +128,7 @@ int ucoll_ibcast(void *buf, size_t count, ucoll_dtype_t dt, int root, ucoll_comm
     a.rbuf = buf;
     a.count = count;
     a.dt = dt;
-    a.esize = ucoll_dtype_size(dt);
+    a.esize = ucoll__dtype_size(dt);
     a.root = root;
     return ucoll__coll_start(comm, &a, req);
 }

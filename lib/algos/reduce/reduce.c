@@ -32,7 +32,7 @@ int ucoll_ireduce(const void *sbuf, void *rbuf, size_t count, ucoll_dtype_t dt, 
     a.dt = dt;
     a.op = op;
     a.root = root;
-    a.esize = ucoll_dtype_size(dt);
+    a.esize = ucoll__dtype_size(dt);
     if (comm->rank == root) {
         if (rbuf == UCOLL_IN_PLACE || (st = ucoll__check_buf(rbuf, count, "reduce rbuf"))) {
             ucoll_debug("reduce: invalid rbuf at the root");

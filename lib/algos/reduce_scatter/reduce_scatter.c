@@ -54,7 +54,7 @@ static int rs_start(ucoll_coll_t coll, const void *sbuf, void *rbuf, size_t coun
         (st = ucoll__check_op(op, dt)) || (st = ucoll__coll_check_req(name, req))) {
         return st;
     }
-    a.esize = ucoll_dtype_size(dt);
+    a.esize = ucoll__dtype_size(dt);
     if (coll == UCOLL_COLL_REDUCE_SCATTER) {
         if (rcounts == NULL) {
             ucoll_debug("%s: NULL rcounts", name);

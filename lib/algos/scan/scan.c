@@ -46,7 +46,7 @@ static int scan_start(ucoll_coll_t coll, const void *sbuf, void *rbuf, size_t co
     a.count = count;
     a.dt = dt;
     a.op = op;
-    a.esize = ucoll_dtype_size(dt);
+    a.esize = ucoll__dtype_size(dt);
     return ucoll__coll_start(comm, &a, req);
 }
 
