@@ -102,11 +102,12 @@ size_t ucoll__shm_xchg_chunk(size_t count, size_t es, int p, const ucoll_algo_pa
                              int how)
 {
     int slots = xchg_slots(prm);
-    size_t per = prm->shm_data / (size_t)slots / (size_t)p, ce, cap;
+    size_t per, ce, cap;
 
     if (xchg_inline(count, es, p)) {
-        return count;
+        return count; /* before any division: a small call's path */
     }
+    per = prm->shm_data / (size_t)slots / (size_t)p;
     ce = (per >= 64 ? per & ~(size_t)63 : per) / es;
     cap = prm->seg_size                ? prm->seg_size
           : slots == 1                 ? per

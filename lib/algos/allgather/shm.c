@@ -135,7 +135,7 @@ static int shm_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, const ucoll
     if (prm->shm_stream_adapt) {
         ucoll__shm_stream_adapt(op, UCOLL_SHM_ADAPT_ALLGATHER, bytes);
     }
-    if ((bytes + op->chunk - 1) / op->chunk > UCOLL_SHM_MAX_STEPS / 2 - 1) {
+    if (bytes > op->chunk * (UCOLL_SHM_MAX_STEPS / 2 - 1)) { /* more pieces than that */
         op->chunk = UCOLL_MIN(bytes / (UCOLL_SHM_MAX_STEPS / 2 - 2) + 64, comm->shm->data_size);
     }
     ucoll__shm_op_start(op);

@@ -136,7 +136,7 @@ static int shm_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, const ucoll
     if (prm->shm_stream_adapt && comm->rank == a->root) { /* the root alone writes */
         ucoll__shm_stream_adapt(op, UCOLL_SHM_ADAPT_BCAST, a->count * a->esize);
     }
-    if ((a->count * a->esize + op->chunk - 1) / op->chunk > UCOLL_SHM_MAX_STEPS) {
+    if (a->count * a->esize > op->chunk * UCOLL_SHM_MAX_STEPS) { /* more pieces than that */
         op->chunk = (a->count * a->esize) / (UCOLL_SHM_MAX_STEPS - 1) + 64;
     }
     ucoll__shm_op_start(op);
