@@ -50,6 +50,7 @@ static const char *wait_names[] = {"spin", "block", "hybrid", "yield", "auto", N
 static const char *rndv_names[] = {"auto", "tag", "am", "get", NULL};
 static const char *shm_names[] = {"auto", "off", NULL};
 static const char *way_adapt_names[] = {"0", "1", "turn", "auto", NULL};
+static const char *duel_names[] = {"0", "1", "turn", NULL};
 static const char *liveness_names[] = {"auto", "ucx", NULL};
 const char *ucoll__shm_way_names[] = {"auto", "oneshot", "sliced", "root", "pipelined", NULL};
 
@@ -70,9 +71,8 @@ static const cfg_row_t cfg_table[] = {
      OFF(bootstrap), boot_names},
     /* not torch's MASTER_PORT (29500), which torchrun or torch owns, nor the
      * c10d rendezvous default (29400) */
-    {"BOOTSTRAP_PORT", CFG_INT, "29600",
-     "env bootstrap: TCP port rank 0 listens on at MASTER_ADDR", OFF(boot_port), NULL, 1, 65535,
-     0, "1 to 65535"},
+    {"BOOTSTRAP_PORT", CFG_INT, "29600", "env bootstrap: TCP port rank 0 listens on at MASTER_ADDR",
+     OFF(boot_port), NULL, 1, 65535, 0, "1 to 65535"},
     {"BOOTSTRAP_TIMEOUT", CFG_DOUBLE, "60",
      "env bootstrap: seconds for every rank to reach rank 0 before UCOLL_ERR_BOOTSTRAP",
      OFF(boot_timeout), NULL, 0.1, 1e6, 0, "0.1 to 1e6 seconds"},
@@ -103,7 +103,8 @@ static const cfg_row_t cfg_table[] = {
      OFF(spin_time), NULL, 0, 1e7, 0, "0 to 10000000 (10 s)"},
     {"STATS", CFG_BOOL, "0", "print per-rank message counters at finalize", OFF(stats), NULL},
     {"TIMEOUT", CFG_DOUBLE, "0",
-     "seconds a blocking wait may last before UCOLL_ERR_TIMEOUT; 0 = no limit", OFF(timeout), NULL, 0, 1e7, 0, "0 to 1e7 seconds"},
+     "seconds a blocking wait may last before UCOLL_ERR_TIMEOUT; 0 = no limit", OFF(timeout), NULL,
+     0, 1e7, 0, "0 to 1e7 seconds"},
     {"SEGMENT_SIZE", CFG_SIZE, "0", "segment size of pipelined algorithms; 0 = from the model",
      OFF(seg_size), NULL, 64, 1 << 30, 1, "0 (from the model) or 64 to 1g"},
     {"RADIX", CFG_UINT, "0", "radix of k-nomial and k-chain algorithms; 0 = from the model",
@@ -113,7 +114,8 @@ static const cfg_row_t cfg_table[] = {
     {"MODEL_BETA", CFG_DOUBLE, "2e-10", "selection model: seconds per byte on the wire (beta)",
      OFF(model_beta), NULL, 0, 1, 0, "0 to 1 (seconds)"},
     {"MODEL_GAMMA", CFG_DOUBLE, "1e-10",
-     "selection model: seconds per byte of a local reduction (gamma)", OFF(model_gamma), NULL, 0, 1, 0, "0 to 1 (seconds)"},
+     "selection model: seconds per byte of a local reduction (gamma)", OFF(model_gamma), NULL, 0, 1,
+     0, "0 to 1 (seconds)"},
     {"MODEL_OVERSUB_ALPHA", CFG_DOUBLE, "40e-6",
      "added to alpha when ranks outnumber processing units (each round then costs a sleep and "
      "a wake-up)",
@@ -156,6 +158,14 @@ static const cfg_row_t cfg_table[] = {
      "processing unit, else 0; 0 (the default) = the model's way; turn = the way changes every "
      "32 calls (tests)",
      OFF(shm_way_adapt), way_adapt_names},
+    {"SHM_DUEL", CFG_ENUM, "1",
+     "1 (the default): where the model takes the shm row of alltoall or reduce_scatter_block "
+     "from 64 KiB (a block; the whole vector), calls are timed through it and through the best "
+     "message-based row, per operation and size, and the quicker is taken, the other tried in "
+     "runs of 5 calls every 32 (every 128 when 1.25x slower); rank 0 measures and every rank "
+     "changes row at the same call; 0 = the model's row; turn = the row changes every 32 calls "
+     "(tests)",
+     OFF(shm_duel), duel_names},
     {"P2P_SHM", CFG_ENUM, "auto",
      "small point-to-point messages to a peer on this node through a ring in shared memory "
      "mapped by UCX: auto (where UCX can map it), off (all through UCX)",
@@ -186,7 +196,7 @@ static const cfg_row_t cfg_table[] = {
 };
 
 /* The algorithm rows were written in ucoll_coll_t order; keep them so. */
-_Static_assert(sizeof(cfg_table) / sizeof(cfg_table[0]) == 27 + UCOLL_COLL_LAST,
+_Static_assert(sizeof(cfg_table) / sizeof(cfg_table[0]) == 28 + UCOLL_COLL_LAST,
                "one ALGO row per collective");
 
 #define NROWS (sizeof(cfg_table) / sizeof(cfg_table[0]))

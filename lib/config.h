@@ -88,6 +88,12 @@ typedef enum {
     UCOLL_SHM_WAY_ADAPT_TURN,
     UCOLL_SHM_WAY_ADAPT_AUTO
 } ucoll_shm_way_adapt_t;
+/* UCOLL_SHM_DUEL: where the model takes the shm row of alltoall or
+ * reduce_scatter_block from UCOLL_SHM_DUEL_MIN bytes, calls are timed
+ * through it and through the best message-based row, and every rank takes
+ * the quicker at the same call (lib/progress/shm.h, ucoll__shm_duel_arm);
+ * TURN, for tests: the row changes at every round. */
+typedef enum { UCOLL_SHM_DUEL_OFF, UCOLL_SHM_DUEL_ON, UCOLL_SHM_DUEL_TURN } ucoll_shm_duel_t;
 
 typedef struct ucoll_config {
     int log_level;        /* ucoll_log_level_t */
@@ -113,6 +119,7 @@ typedef struct ucoll_config {
     int shm_stream_adapt;  /* ... or not, as each rank measures (progress/shm.h) */
     int shm_way;                                 /* ucoll_shm_way_t */
     int shm_way_adapt;                           /* ucoll_shm_way_adapt_t */
+    int shm_duel;                                /* ucoll_shm_duel_t */
     int p2p_shm;                                 /* ucoll_shm_mode_t: point-to-point rings */
     int liveness;                                /* ucoll_liveness_t */
     char *algo[UCOLL_COLL_LAST];                 /* forced algorithm ids, NULL = model */

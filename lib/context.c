@@ -70,6 +70,7 @@ static int ctx_alloc(ucoll_ctx_t **ctx_p)
     ucoll_list_init(&ctx->req_free);
     ucoll_list_init(&ctx->req_chunks);
     ucoll_list_init(&ctx->shm_active);
+    ucoll_list_init(&ctx->shm_parked);
     ucoll_list_init(&ctx->shm_owing);
     *ctx_p = ctx;
     return UCOLL_OK;
@@ -166,7 +167,7 @@ static uint64_t hash_file(const char *path)
     return h;
 }
 
-#define AGREE_FIXED 11
+#define AGREE_FIXED 12
 
 /* What names this rank's node in the job: the launcher's node id when it
  * told locality (the smallest rank of the node when it gave no id; both
@@ -215,10 +216,18 @@ static int nodes_number(ucoll_ctx_t *ctx, const uint64_t *all, size_t stride)
 static int ctx_agree(ucoll_ctx_t *ctx)
 {
     enum { N = AGREE_FIXED + UCOLL_COLL_LAST };
-    static const char *names[AGREE_FIXED] = {
-        "UCOLL_MODEL_ALPHA", "UCOLL_MODEL_BETA", "UCOLL_MODEL_GAMMA", "UCOLL_MODEL_OVERSUB_ALPHA",
-        "UCOLL_SEGMENT_SIZE", "UCOLL_RADIX", "UCOLL_TUNE_FILE (its contents)", "UCOLL_SHM",
-        "UCOLL_SHM_SIZE", "UCOLL_SHM_WAY", "UCOLL_SHM_WAY_ADAPT"};
+    static const char *names[AGREE_FIXED] = {"UCOLL_MODEL_ALPHA",
+                                             "UCOLL_MODEL_BETA",
+                                             "UCOLL_MODEL_GAMMA",
+                                             "UCOLL_MODEL_OVERSUB_ALPHA",
+                                             "UCOLL_SEGMENT_SIZE",
+                                             "UCOLL_RADIX",
+                                             "UCOLL_TUNE_FILE (its contents)",
+                                             "UCOLL_SHM",
+                                             "UCOLL_SHM_SIZE",
+                                             "UCOLL_SHM_WAY",
+                                             "UCOLL_SHM_WAY_ADAPT",
+                                             "UCOLL_SHM_DUEL"};
     const ucoll_config_t *c = &ctx->cfg;
     uint64_t mine[2 + N], *all;
     int status = UCOLL_OK, k, r;
@@ -238,6 +247,8 @@ static int ctx_agree(ucoll_ctx_t *ctx)
     /* the way of an shm reduction decides its protocol */
     mine[10] = hash_bytes(10, &c->shm_way, sizeof(int));
     mine[11] = hash_bytes(11, &c->shm_way_adapt, sizeof(int));
+    /* so does the row of a call that the shm row duels */
+    mine[12] = hash_bytes(12, &c->shm_duel, sizeof(int));
     for (k = 0; k < UCOLL_COLL_LAST; k++) {
         mine[1 + AGREE_FIXED + k] = hash_str(c->algo[k]);
     }

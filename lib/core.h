@@ -100,6 +100,9 @@ struct ucoll_ctx {
     int oversub;
     /* communicators with shared-memory collectives queued (lib/progress/shm.c) */
     ucoll_list_t shm_active;
+    /* ... whose first queued call waits for a run of messages only (a
+     * duelled call's rival), not polled until it ends */
+    ucoll_list_t shm_parked;
     /* communicators whose last shared-memory call's end is owed (maybe
      * paid since; lib/progress/shm.h, ucoll__shm_owe_end) */
     ucoll_list_t shm_owing;

@@ -506,6 +506,21 @@ static double algo_cost(const ucoll_algo_t *al, const ucoll_coll_args_t *a, int 
 static void explain_ranking(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
                             const ucoll_algo_params_t *prm, const ucoll_model_t *m, FILE *f);
 
+/* Whether a call that the model gives the shm row is timed against the
+ * best message-based row (UCOLL_SHM_DUEL, progress/shm.h
+ * ucoll__shm_duel_arm): an alltoall or reduce_scatter_block from
+ * UCOLL_SHM_DUEL_MIN bytes, contiguous. The model ranks the shm rows'
+ * two copies against a message's one by constants, where the machine's
+ * state moves their times: at p = 4 here a 512 KiB alltoall took 387 us
+ * through shm and 465 pairwise with the CPUs close, and 698 against 450
+ * far apart, a state the host changes every few seconds. */
+static int duel_able(const ucoll_ctx_t *ctx, const ucoll_coll_args_t *a, size_t bytes)
+{
+    return ctx->cfg.shm_duel != UCOLL_SHM_DUEL_OFF && a->iov == NULL &&
+           (a->coll == UCOLL_COLL_ALLTOALL || a->coll == UCOLL_COLL_REDUCE_SCATTER_BLOCK) &&
+           bytes >= UCOLL_SHM_DUEL_MIN;
+}
+
 const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
                                        ucoll_algo_params_t *prm_p)
 {
@@ -513,10 +528,10 @@ const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args
     const ucoll_algo_t *const *reg = ucoll__algos(a->coll);
     const char *cname = ucoll__coll_name(a->coll);
     const char *forced = ctx->cfg.algo[a->coll];
-    const ucoll_algo_t *best = NULL, *al;
+    const ucoll_algo_t *best = NULL, *al, *rival = NULL;
     int p = comm->size;
     size_t bytes = ucoll__coll_bytes(a, p);
-    double best_t = 0;
+    double best_t = 0, rival_t = 0;
     ucoll_model_t m;
 
     sel_params(comm, prm_p, &m);
@@ -573,9 +588,18 @@ const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args
             best = al;
             best_t = t;
         }
+        if (!(al->flags & (UCOLL_ALGO_SHM | UCOLL_ALGO_HIER)) && al->build &&
+            (rival == NULL || t < rival_t)) {
+            rival = al;
+            rival_t = t;
+        }
+    }
+    if (best && (best->flags & UCOLL_ALGO_SHM) && duel_able(ctx, a, bytes)) {
+        prm_p->rival = rival;
     }
     if (best) {
-        ucoll_debug("%s: %s (model: %.3g us), %zu bytes, p %d", cname, best->id, best_t * 1e6,
+        ucoll_debug("%s: %s (model: %.3g us)%s%s, %zu bytes, p %d", cname, best->id, best_t * 1e6,
+                    prm_p->rival ? ", timed against " : "", prm_p->rival ? prm_p->rival->id : "",
                     bytes, p);
         if (ucoll__log_level >= UCOLL_LOG_DEBUG) {
             explain_ranking(comm, a, prm_p, &m, NULL);
@@ -670,6 +694,7 @@ int ucoll__algo_explain(ucoll_comm_t *comm, const ucoll_coll_args_t *a, FILE *f)
     fprintf(f, "%s of %zu bytes on %d ranks (%s): the default selection takes %s\n",
             ucoll__coll_name(a->coll), ucoll__coll_bytes(a, comm->size), comm->size,
             comm->spans_nodes ? "across nodes" : "one node", al->id);
+
     explain_ranking(comm, a, &prm, &prm.model, f);
     return UCOLL_OK;
 }
@@ -686,7 +711,9 @@ int ucoll__algo_explain(ucoll_comm_t *comm, const ucoll_coll_args_t *a, FILE *f)
  * schedules that address memory outside the declared buffers are not
  * cached. Eviction is least recently used; a schedule still running when
  * evicted is freed when its run ends. A call served by a row without a
- * schedule (shared memory) caches the row and its parameters instead.
+ * schedule (shared memory) caches the row and its parameters instead, and
+ * where the shm row duels a message-based one (UCOLL_SHM_DUEL) the
+ * latter's schedule beside them.
  */
 #define CACHE_MAX 32
 
@@ -704,6 +731,7 @@ typedef struct cache_entry {
     ucoll_sched_t *s;        /* the schedule, or NULL: */
     const ucoll_algo_t *al;  /* a row that starts without one, */
     ucoll_algo_params_t prm; /* with these parameters */
+    ucoll_sched_t *rival;    /* al the shm row, duelled against this (NULL: not) */
     uint64_t used;
 } cache_entry_t;
 
@@ -872,7 +900,7 @@ static const cache_entry_t *cache_find(ucoll_comm_t *comm, const cache_key_t *k)
 /* Keep s (or, s NULL, the row al with prm) under k; returns 0 (and keeps
  * nothing) when out of memory. */
 static int cache_add(ucoll_comm_t *comm, const cache_key_t *k, ucoll_sched_t *s,
-                     const ucoll_algo_t *al, const ucoll_algo_params_t *prm)
+                     const ucoll_algo_t *al, const ucoll_algo_params_t *prm, ucoll_sched_t *rival)
 {
     ucoll_coll_cache_t *c = comm->coll_cache;
     int i;
@@ -896,6 +924,9 @@ static int cache_add(ucoll_comm_t *comm, const cache_key_t *k, ucoll_sched_t *s,
         if (c->e[i].s) {
             ucoll__sched_release(c->e[i].s);
         }
+        if (c->e[i].rival) {
+            ucoll__sched_release(c->e[i].rival);
+        }
         for (int j = 0; j < 2; j++) {
             if (c->rep[j].e == i) {
                 c->rep[j].e = -1;
@@ -904,6 +935,7 @@ static int cache_add(ucoll_comm_t *comm, const cache_key_t *k, ucoll_sched_t *s,
     }
     c->e[i].key = *k;
     c->e[i].s = s;
+    c->e[i].rival = rival;
     c->e[i].al = al;
     if (prm) {
         c->e[i].prm = *prm;
@@ -927,9 +959,24 @@ void ucoll__coll_cache_free(ucoll_comm_t *comm)
         if (c->e[i].s) {
             ucoll__sched_release(c->e[i].s);
         }
+        if (c->e[i].rival) {
+            ucoll__sched_release(c->e[i].rival);
+        }
     }
     free(c);
     comm->coll_cache = NULL;
+}
+
+/* An entry whose shm row duels e->rival (out of line: the repeated
+ * call's path stays as short). */
+static __attribute__((noinline)) int entry_duel(ucoll_comm_t *comm, const cache_entry_t *e,
+                                                const ucoll_coll_args_t *a, ucoll_req_t *req,
+                                                uint32_t tag)
+{
+    return ucoll__shm_xchg_duel(comm, a, &e->prm, req,
+                                a->coll == UCOLL_COLL_ALLTOALL ? UCOLL_SHM_XCHG_COPY
+                                                               : UCOLL_SHM_XCHG_REDUCE,
+                                e->rival, (int)tag);
 }
 
 static inline int entry_run(ucoll_comm_t *comm, const cache_entry_t *e, const ucoll_coll_args_t *a,
@@ -938,7 +985,34 @@ static inline int entry_run(ucoll_comm_t *comm, const cache_entry_t *e, const uc
     if (e->s) {
         return ucoll__sched_run(e->s, req, a->sbuf, a->rbuf, (int)tag);
     }
+    if (ucoll_unlikely(e->rival != NULL)) {
+        return entry_duel(comm, e, a, req, tag);
+    }
     return e->al->start(comm, a, &e->prm, req);
+}
+
+/* The rival of a duelled call (prm->rival): its schedule for the call's
+ * shape, sealed and relocatable, or NULL (the call is not duelled). */
+static ucoll_sched_t *rival_build(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
+                                  const ucoll_algo_params_t *prm, size_t sb, size_t rb,
+                                  uint32_t tag)
+{
+    ucoll_algo_params_t rp = *prm;
+    ucoll_sched_t *s;
+
+    rp.rival = NULL;
+    if (ucoll__sched_create(comm, (int)tag, &s) != UCOLL_OK) {
+        return NULL;
+    }
+    ucoll__sched_set_bufs(s, a->sbuf, sb, a->rbuf, rb);
+    if (prm->rival->build(s, a, &rp) != UCOLL_OK || ucoll__sched_seal(s) != UCOLL_OK ||
+        !ucoll__sched_relocatable(s)) {
+        ucoll_debug("%s: the rival %s could not be built; the shm row runs alone",
+                    ucoll__coll_name(a->coll), prm->rival->id);
+        ucoll__sched_destroy(s);
+        return NULL;
+    }
+    return s;
 }
 
 /* A call that is not one of the last two: the cache by key, else
@@ -976,9 +1050,21 @@ static __attribute__((noinline)) int coll_run_new(ucoll_comm_t *comm, const ucol
     }
     if (al->start) {
         prm.tag = (int)tag;
+        if (prm.rival && cacheable) {
+            /* a duelled call: it runs from its entry */
+            ucoll_sched_t *rival = rival_build(comm, a, &prm, sb, rb, tag);
+
+            if (rival && cache_add(comm, &key, NULL, al, &prm, rival)) {
+                c = comm->coll_cache;
+                return entry_run(comm, &c->e[c->last], a, req, tag);
+            }
+            if (rival) {
+                ucoll__sched_destroy(rival);
+            }
+        }
         st = al->start(comm, a, &prm, req);
         if (st == UCOLL_OK && cacheable) {
-            cache_add(comm, &key, NULL, al, &prm);
+            cache_add(comm, &key, NULL, al, &prm, NULL);
         }
         return st;
     }
@@ -998,7 +1084,7 @@ static __attribute__((noinline)) int coll_run_new(ucoll_comm_t *comm, const ucol
                     ucoll_strerror(st));
         goto err_sched;
     }
-    if (cacheable && ucoll__sched_relocatable(s) && cache_add(comm, &key, s, NULL, NULL)) {
+    if (cacheable && ucoll__sched_relocatable(s) && cache_add(comm, &key, s, NULL, NULL, NULL)) {
         return ucoll__sched_run(s, req, a->sbuf, a->rbuf, (int)tag);
     }
     st = ucoll__sched_start(s, req);

@@ -81,6 +81,10 @@ typedef struct ucoll_algo_params {
      * memory, and the model of a path inside a node */
     int nnodes, ppn, node_shm;
     ucoll_model_t node_model;
+    /* set by selection where the model took the shm row of a call that
+     * UCOLL_SHM_DUEL times against a message-based row: that row, the
+     * model's best of them (NULL: none) */
+    const struct ucoll_algo *rival;
 } ucoll_algo_params_t;
 
 /* Whether the shm reduce and allreduce rows choose their way per call
@@ -222,6 +226,13 @@ double ucoll__shm_xchg_waits(size_t count, size_t esize, int p, const ucoll_algo
                              const ucoll_model_t *m, int how);
 int ucoll__shm_xchg_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
                           const ucoll_algo_params_t *prm, ucoll_req_t *req, int how);
+/* The same call duelled against rival, a sealed relocatable schedule of
+ * the best message-based row, run under tag if the call takes it
+ * (ucoll__shm_duel_arm; UCOLL_SHM_DUEL): for the call cache's entries
+ * whose selection set prm->rival (ucoll__algo_select). */
+int ucoll__shm_xchg_duel(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
+                         const ucoll_algo_params_t *prm, ucoll_req_t *req, int how,
+                         ucoll_sched_t *rival, int tag);
 /* The engine's poll, for allreduce's pipelined way, which makes its own op
  * (op->root = UCOLL_SHM_XCHG_ALLREDUCE, op->aux = bytes from one slot to
  * the next, op->chunk = elements a chunk; count: the whole vector). */

@@ -288,11 +288,13 @@ int ucoll__shm_xchg_poll(ucoll_shm_op_t *op)
     }
 }
 
-int ucoll__shm_xchg_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
-                          const ucoll_algo_params_t *prm, ucoll_req_t *req, int how)
+static int xchg_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
+                      const ucoll_algo_params_t *prm, ucoll_req_t *req, int how,
+                      ucoll_sched_t *rival, int tag)
 {
     size_t ce = ucoll__shm_xchg_chunk(a->count, a->esize, comm->size, prm, how);
     ucoll_shm_op_t *op;
+    int stream;
 
     if (a->count == 0) {
         ucoll__req_complete(req, UCOLL_OK); /* every rank knows: nothing to do */
@@ -313,13 +315,31 @@ int ucoll__shm_xchg_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
     op->chunk = ce;
     op->slots = xchg_slots(prm);
     op->stream_min = prm->shm_stream;
-    if (prm->shm_stream_adapt && how == UCOLL_SHM_XCHG_COPY && op->slots == 2) {
-        /* the only form that streams (put_piece) */
-        ucoll__shm_stream_adapt(op, UCOLL_SHM_ADAPT_ALLTOALL, a->count * a->esize);
-    }
     op->aux = xchg_inline(a->count, a->esize, comm->size)
                   ? 0
                   : xchg_stride(ce, a->esize, comm->size, prm->shm_data, op->slots);
+    /* the only form that streams (put_piece) */
+    stream = prm->shm_stream_adapt && how == UCOLL_SHM_XCHG_COPY && op->slots == 2;
+    if (rival != NULL) {
+        ucoll__shm_duel_arm(
+            op, how == UCOLL_SHM_XCHG_COPY ? UCOLL_SHM_DUEL_ALLTOALL : UCOLL_SHM_DUEL_RSB, rival,
+            tag, comm->ctx->cfg.shm_duel == UCOLL_SHM_DUEL_TURN, stream);
+    } else if (stream) {
+        ucoll__shm_stream_adapt(op, UCOLL_SHM_ADAPT_ALLTOALL, a->count * a->esize);
+    }
     ucoll__shm_op_start(op);
     return UCOLL_OK;
+}
+
+int ucoll__shm_xchg_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
+                          const ucoll_algo_params_t *prm, ucoll_req_t *req, int how)
+{
+    return xchg_start(comm, a, prm, req, how, NULL, 0);
+}
+
+int ucoll__shm_xchg_duel(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
+                         const ucoll_algo_params_t *prm, ucoll_req_t *req, int how,
+                         ucoll_sched_t *rival, int tag)
+{
+    return xchg_start(comm, a, prm, req, how, rival, tag);
 }

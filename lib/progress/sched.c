@@ -220,6 +220,18 @@ void ucoll__sched_release(ucoll_sched_t *s)
     ucoll__sched_destroy(s);
 }
 
+void ucoll__sched_hold(ucoll_sched_t *s)
+{
+    s->refs++;
+}
+
+void ucoll__sched_unhold(ucoll_sched_t *s)
+{
+    if (--s->refs == 0 && s->owned) {
+        sched_free(s);
+    }
+}
+
 void ucoll__sched_set_bufs(ucoll_sched_t *s, const void *sbuf, size_t sbytes, const void *rbuf,
                            size_t rbytes)
 {

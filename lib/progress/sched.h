@@ -131,6 +131,11 @@ int ucoll__sched_run(ucoll_sched_t *s, ucoll_req_t *req, const void *sbuf, const
                      int tag);
 /* The caller no longer holds s: it is freed now, or when its last run ends. */
 void ucoll__sched_release(ucoll_sched_t *s);
+/* Keep s alive for a run to come, as a run does (a queued call that may
+ * run it: progress/shm.c's duel), until ucoll__sched_unhold: a release
+ * meanwhile frees it only then. */
+void ucoll__sched_hold(ucoll_sched_t *s);
+void ucoll__sched_unhold(ucoll_sched_t *s);
 
 /* Cancel the schedule run of collective request req: no further step
  * starts, the operations in flight are withdrawn (net->cancel), and req

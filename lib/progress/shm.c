@@ -4,6 +4,7 @@
  */
 #include "progress/shm.h"
 #include "progress/request.h"
+#include "progress/sched.h"
 #include "transport/tl_shm.h"
 #include "transport/ucx.h"
 
@@ -22,6 +23,32 @@ _Static_assert(sizeof(shm_slot_t) == 24, "slot header");
 
 /* Polls of a waiting op between two looks at the members' liveness. */
 #define FAIL_CHECK_EVERY 256
+
+/* sh on none of its context's lists, on the polled ones (ops queued), or
+ * parked (its first op waits for a run of messages only). */
+static void sh_unlist(ucoll_shm_t *sh)
+{
+    if (sh->active || sh->parked) {
+        ucoll_list_del(&sh->link);
+    }
+    sh->active = sh->parked = 0;
+}
+static void sh_activate(ucoll_shm_t *sh)
+{
+    if (!sh->active) {
+        sh_unlist(sh);
+        sh->active = 1;
+        ucoll_list_add_tail(&sh->comm->ctx->shm_active, &sh->link);
+    }
+}
+static void sh_park(ucoll_shm_t *sh)
+{
+    if (!sh->parked) {
+        sh_unlist(sh);
+        sh->parked = 1;
+        ucoll_list_add_tail(&sh->comm->ctx->shm_parked, &sh->link);
+    }
+}
 
 ucoll_shm_t *ucoll__shm_get(ucoll_comm_t *comm)
 {
@@ -126,6 +153,12 @@ void ucoll__shm_prepare(ucoll_shm_t *sh, void *slot)
             atomic_store_explicit(ucoll__shm_way_word(sh, sh->rank, k, c), 0, memory_order_relaxed);
         }
     }
+    for (int k = 0; k < UCOLL_SHM_DUEL_KINDS; k++) {
+        for (int c = 0; c < UCOLL_SHM_ADAPT_CLASSES; c++) {
+            atomic_store_explicit(ucoll__shm_duel_word(sh, sh->rank, k, c), 0,
+                                  memory_order_relaxed);
+        }
+    }
     /* nothing done yet: "done with call 0". The peers read it only after the
      * setup's exchanges, which order this store before their loads. */
     ctl = (uint64_t *)(void *)sh->base[sh->rank];
@@ -210,9 +243,7 @@ void ucoll__shm_destroy(ucoll_comm_t *comm)
     if (sh->setup && sh->setup_free) {
         sh->setup_free(sh->setup);
     }
-    if (sh->active) {
-        ucoll_list_del(&sh->link);
-    }
+    sh_unlist(sh);
     if (sh->owing) {
         ucoll_list_del(&sh->owe_link);
     }
@@ -224,6 +255,11 @@ void ucoll__shm_destroy(ucoll_comm_t *comm)
         ucoll_shm_op_t *op = ucoll_container_of(pos, ucoll_shm_op_t, link);
         ucoll_debug("comm %u: dropping shared-memory call %llu still queued", comm->id,
                     (unsigned long long)op->seq);
+        if (op->duel == UCOLL_SHM_DUEL_UNDECIDED) {
+            ucoll__sched_unhold(op->u.duel.rival);
+        } else if (op->duel == UCOLL_SHM_DUEL_RIVAL) {
+            op->req->fini = NULL; /* its run ends it; op goes now */
+        }
         free(op);
     }
     ucoll_list_for_each_safe(pos, tmp, &sh->free_ops)
@@ -242,7 +278,7 @@ ucoll_shm_op_t *ucoll__shm_op_get(ucoll_shm_t *sh, ucoll_req_t *req)
     if (!ucoll_list_empty(&sh->free_ops)) {
         op = ucoll_list_first(&sh->free_ops, ucoll_shm_op_t, link);
         ucoll_list_del(&op->link);
-        memset(op, 0, sizeof(*op));
+        memset(op, 0, offsetof(ucoll_shm_op_t, u)); /* u: set where used */
     } else {
         op = calloc(1, sizeof(*op));
         if (op == NULL) {
@@ -311,6 +347,132 @@ void ucoll__shm_op_timed(ucoll_shm_op_t *op, ucoll_shm_adapt_t *ad, int c, size_
     op->adapt_cls = 0;
     op->streamed = c;
     op->adapt_bytes = bytes;
+    op->t0 = ucoll__tl_now_ns(); /* at its first poll (ucoll__shm_way_adapt) */
+}
+
+/* Rank 0: the duelled call op took its row's time; kept (way 1 the shm
+ * row, 0 the rival). */
+static void duel_record(ucoll_shm_op_t *op, int way)
+{
+    size_t bytes = op->count * op->esize;
+
+    if (op->sh->rank == 0 && op->u.duel.ad != NULL && bytes > 0) {
+        ucoll__shm_adapt_record(op->u.duel.ad, way,
+                                (float)(ucoll__tl_now_ns() - op->u.duel.t0) / (float)bytes);
+    }
+}
+
+/* The rival of a duelled call has completed its request (the request's
+ * fini). Inside the op's own poll (a run that ended in its start), the
+ * poll ends the op; otherwise the op, first in the queue, goes now, so
+ * that the communicator holds nothing once the call is complete (a
+ * ucoll_comm_free right after it), and the ops queued behind it are
+ * polled again. */
+static void duel_rival_done(ucoll_req_t *req)
+{
+    ucoll_shm_op_t *op = req->fini_arg;
+    ucoll_shm_t *sh = op->sh;
+
+    req->fini_arg = NULL;
+    if (req->status.error == UCOLL_OK) {
+        duel_record(op, 0);
+    }
+    if (op->duel == UCOLL_SHM_DUEL_RIVAL_START) {
+        op->duel = UCOLL_SHM_DUEL_RIVAL_DONE;
+        return;
+    }
+    ucoll_list_del(&op->link);
+    ucoll_list_add_head(&sh->free_ops, &op->link);
+    if (ucoll_list_empty(&sh->ops)) {
+        sh_unlist(sh);
+    } else {
+        sh_activate(sh);
+    }
+}
+
+/* A duelled op's poll until it has its row, then while the rival runs. */
+static int duel_poll(ucoll_shm_op_t *op)
+{
+    ucoll_shm_t *sh = op->sh;
+    ucoll_sched_t *rival = op->u.duel.rival;
+    ucoll_req_t *req = op->req;
+    int c, cls, st, timed;
+
+    if (op->duel == UCOLL_SHM_DUEL_RIVAL) {
+        /* nothing here to poll until the run ends (duel_rival_done) */
+        sh_park(sh);
+        return UCOLL_SHM_AGAIN;
+    }
+    /* every earlier shared-memory call of the communicator has ended here */
+    cls = UCOLL_MIN(63 - __builtin_clzll((unsigned long long)(op->count * op->esize)),
+                    UCOLL_SHM_ADAPT_CLASSES - 1);
+    c = ucoll__shm_duel_pick(op->u.duel.ad, sh->rank == 0,
+                             ucoll__shm_duel_word(sh, 0, op->u.duel.kind, cls), op->u.duel.turn,
+                             &timed);
+    if (!timed) {
+        op->u.duel.ad = NULL;
+    }
+    op->u.duel.rival = NULL;
+    op->u.duel.t0 = ucoll__tl_now_ns();
+    ucoll_debug("comm %u: call %llu (%s, %zu bytes) duelled: %s", sh->comm->id,
+                (unsigned long long)op->seq,
+                op->u.duel.kind == UCOLL_SHM_DUEL_ALLTOALL ? "alltoall" : "reduce_scatter_block",
+                op->count * op->esize, c != 0 ? "shm" : "rival");
+    if (c != 0) { /* the shm row: from here on, its own poll */
+        ucoll__sched_unhold(rival);
+        op->duel = op->u.duel.ad ? UCOLL_SHM_DUEL_SHM_TIMED : UCOLL_SHM_DUEL_SHM;
+        op->poll = op->u.duel.poll;
+        if (op->u.duel.stream) {
+            ucoll__shm_stream_adapt(op, UCOLL_SHM_ADAPT_ALLTOALL, op->count * op->esize);
+            op->t0 = op->u.duel.t0;
+        }
+        return op->poll(op);
+    }
+    /* the rival, on the call's request; this call's part of the shared
+     * memory is done (the rival writes in no region), so its end goes out
+     * now, and the op stays queued until the request completes: the calls
+     * after it start only then (see ucoll__shm_duel_arm) */
+    op->duel = UCOLL_SHM_DUEL_RIVAL_START;
+    ucoll__shm_post(sh, ucoll__shm_end(op->seq));
+    req->fini = duel_rival_done;
+    req->fini_arg = op;
+    st = ucoll__sched_run(rival, req, op->sbuf, op->rbuf, op->u.duel.tag);
+    ucoll__sched_unhold(rival);
+    if (st != UCOLL_OK) {
+        req->fini = NULL;
+        req->fini_arg = NULL;
+        op->duel = UCOLL_SHM_DUEL_NONE; /* op_finish completes the request */
+        return st;
+    }
+    if (op->duel == UCOLL_SHM_DUEL_RIVAL_DONE) {
+        return UCOLL_OK; /* the run ended in its start */
+    }
+    /* nothing here to poll until the run ends (duel_rival_done): the
+     * communicator leaves the polled ones, so that waits drive UCX alone,
+     * as for any message-based call (while polled, UCX had a pass in four
+     * and the rival took up to 2x its time) */
+    op->duel = UCOLL_SHM_DUEL_RIVAL;
+    sh_park(sh);
+    return UCOLL_SHM_AGAIN;
+}
+
+void ucoll__shm_duel_arm(ucoll_shm_op_t *op, int kind, ucoll_sched_t *rival, int tag, int turn,
+                         int stream)
+{
+    size_t bytes = op->count * op->esize;
+    int cls =
+        UCOLL_MIN(63 - __builtin_clzll((unsigned long long)bytes), UCOLL_SHM_ADAPT_CLASSES - 1);
+
+    ucoll__sched_hold(rival);
+    op->duel = UCOLL_SHM_DUEL_UNDECIDED;
+    op->u.duel.kind = kind;
+    op->u.duel.turn = turn;
+    op->u.duel.stream = stream;
+    op->u.duel.ad = &op->sh->duel[kind][cls];
+    op->u.duel.poll = op->poll;
+    op->u.duel.rival = rival;
+    op->u.duel.tag = tag;
+    op->poll = duel_poll;
 }
 
 /* Rank 0: the time of timed reduction sh->way_last from every rank's
@@ -364,6 +526,32 @@ static void way_finish(ucoll_shm_op_t *op, int status)
     sh->way_last.bytes = op->adapt_bytes;
 }
 
+/* A duelled op is over: through the shm row, its time kept (rank 0),
+ * and 0 returned, for op_finish to go on; through the rival, the record
+ * back to the list, the request left to its run (completed already, or
+ * ending by itself: a member dead), and 1 returned. */
+static __attribute__((noinline)) int duel_finish(ucoll_shm_op_t *op, int status)
+{
+    ucoll_shm_t *sh = op->sh;
+
+    switch (op->duel) {
+    case UCOLL_SHM_DUEL_SHM_TIMED:
+        if (status == UCOLL_OK) {
+            duel_record(op, 1);
+        }
+        return 0;
+    case UCOLL_SHM_DUEL_UNDECIDED: /* failed before its first poll */
+        ucoll__sched_unhold(op->u.duel.rival);
+        return 0;
+    case UCOLL_SHM_DUEL_RIVAL: /* a member dead: the run ends by itself */
+        op->req->fini = NULL;
+        op->req->fini_arg = NULL;
+        /* fall through */
+    case UCOLL_SHM_DUEL_RIVAL_DONE: ucoll_list_add_head(&sh->free_ops, &op->link); return 1;
+    default: return 0;
+    }
+}
+
 /* The op is over: its record back to the list, then its request completed
  * (a callback may start the next op and reuse the record). */
 static void op_finish(ucoll_shm_op_t *op, int status)
@@ -371,6 +559,9 @@ static void op_finish(ucoll_shm_op_t *op, int status)
     ucoll_shm_t *sh = op->sh;
     ucoll_req_t *req = op->req;
 
+    if (ucoll_unlikely(op->duel != UCOLL_SHM_DUEL_NONE) && duel_finish(op, status)) {
+        return;
+    }
     if (op->adapt != NULL && op->adapt_kind >= UCOLL_SHM_ADAPT_STREAM_KINDS) {
         way_finish(op, status);
     } else if (op->adapt != NULL && status == UCOLL_OK) {
@@ -396,11 +587,12 @@ static void op_finish(ucoll_shm_op_t *op, int status)
     ucoll__req_complete(req, status);
 }
 
-int ucoll__shm_cancel(ucoll_req_t *req, int status)
+/* Withdraw req's op from the communicators on list (see ucoll__shm_cancel). */
+static int cancel_in(ucoll_list_t *list, ucoll_req_t *req, int status)
 {
     ucoll_list_t *pos, *opos;
 
-    ucoll_list_for_each(pos, &req->ctx->shm_active)
+    ucoll_list_for_each(pos, list)
     {
         ucoll_shm_t *sh = ucoll_container_of(pos, ucoll_shm_t, link);
 
@@ -417,6 +609,13 @@ int ucoll__shm_cancel(ucoll_req_t *req, int status)
         }
     }
     return 0;
+}
+
+int ucoll__shm_cancel(ucoll_req_t *req, int status)
+{
+    /* a parked communicator's queue too: a call behind a duelled one */
+    return cancel_in(&req->ctx->shm_active, req, status) ||
+           cancel_in(&req->ctx->shm_parked, req, status);
 }
 
 /* Poll op. An op that took no small place pays the end of the call
@@ -463,9 +662,8 @@ void ucoll__shm_op_start(ucoll_shm_op_t *op)
         }
     }
     ucoll_list_add_tail(&sh->ops, &op->link);
-    if (!sh->active) {
-        sh->active = 1;
-        ucoll_list_add_tail(&sh->comm->ctx->shm_active, &sh->link);
+    if (!sh->parked) {
+        sh_activate(sh);
     }
 }
 
@@ -534,8 +732,7 @@ int ucoll__shm_progress(ucoll_ctx_t *ctx)
 
         n += shm_drive(sh);
         if (ucoll_list_empty(&sh->ops)) {
-            ucoll_list_del(&sh->link);
-            sh->active = 0;
+            sh_unlist(sh);
         }
     }
     return n;

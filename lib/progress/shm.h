@@ -20,7 +20,9 @@
  *                  of the reductions that every rank takes from a numbered
  *                  round of calls on (ucoll__shm_way_adapt); from byte
  *                  UCOLL_SHM_WAY_REC_OFF on, every rank's, when its last
- *                  few timed reductions began and ended
+ *                  few timed reductions began and ended; from byte
+ *                  UCOLL_SHM_DUEL_OFF on, rank 0's, the row of the
+ *                  calls that the shm row duels (ucoll__shm_duel_arm)
  * Every byte of a region is written by its owner only; the others only read
  * it. So no line has two writers and nothing needs a lock.
  *
@@ -81,7 +83,7 @@
 
 #define UCOLL_SHM_INLINE    120 /* bytes of inline data beside the control word */
 #define UCOLL_SHM_DATA_OFF  128 /* offset of the data area in a region */
-#define UCOLL_SHM_TRAILER   1024 /* bytes of the trailer after it */
+#define UCOLL_SHM_TRAILER   2048 /* bytes of the trailer after it */
 #define UCOLL_SHM_STEP_BITS 24
 #define UCOLL_SHM_MAX_STEPS (((uint64_t)1 << UCOLL_SHM_STEP_BITS) - 1)
 /* Bytes of one rank's setup record (ucoll__shm_prepare): fits a packed key
@@ -215,11 +217,13 @@ static inline void ucoll__shm_adapt_record(ucoll_shm_adapt_t *ad, int streamed, 
  * instead of this rank's best: rank 0 (leader) measures, and in the middle
  * of each round of UCOLL_SHM_ADAPT_TRY calls publishes in word the way
  * for the next round with the round's number; at the first call of a
- * round every rank reads it there. Rank 0 writes it 16 calls of the
- * communicator before any rank reads it, and every call a rank makes
- * waits, directly or through a peer, for every rank to be through the
- * call before the one before it; so each rank has the word when it reads
- * it, and rank 0 writes the next one only after every rank has read it.
+ * round every rank reads it there. A rank picks a call's way at the
+ * call's first poll, once every earlier shared-memory call of the
+ * communicator has ended on it (lib/algos/allreduce/shm.c), among them
+ * the one in the middle of the round before, which ended only with rank
+ * 0 in it, after rank 0 wrote the word; so each rank has the word when it
+ * reads it, even one that posts many nonblocking calls before rank 0 posts
+ * any, and rank 0 writes the next one only after every rank has read it.
  * A word of another round (none yet) leaves the way as it was, on every
  * rank alike. The word also says whether the round skips its try of the
  * other way: where that way measured more than UCOLL_SHM_ADAPT_FAR times
@@ -266,6 +270,69 @@ static inline int ucoll__shm_way_pick(ucoll_shm_adapt_t *ad, int leader, _Atomic
     return ucoll__shm_adapt_order(ad, &ad->agreed);
 }
 
+/* Calls whose row, the shm row or the best message-based one, is chosen
+ * by measurement (ucoll__shm_duel_arm), per kind and size class. */
+enum { UCOLL_SHM_DUEL_ALLTOALL, UCOLL_SHM_DUEL_RSB, UCOLL_SHM_DUEL_KINDS };
+/* The smallest call that duels (bytes as selection counts them: an
+ * alltoall's block, a reduce_scatter_block's whole vector): below it the
+ * message-based rows' start-ups cost more than the shm row's two copies
+ * on any state of this machine (alltoall at p = 4, 32 KiB: 34-55 us
+ * through shm, 62-100 pairwise). */
+#define UCOLL_SHM_DUEL_MIN ((size_t)64 << 10)
+
+/* The row of a duelled call (1 the shm row, 0 the rival) and in *timed
+ * whether it is timed; ucoll__shm_way_pick's rounds and agreement, with
+ * tries of UCOLL_SHM_DUEL_TRY calls in a row, the first not timed: the
+ * rival's first call after shm ones took 1.4-1.7x its later ones (p = 4,
+ * 512 KiB alltoall, CPUs far apart: 870-1040 us, then 600), so a try of
+ * one call, or calls that alternate, compared a cold row with a warm one
+ * and the shm row kept its place at 1.6x the rival's time; the shm row's
+ * first call after a try is not timed either, for the same reason. The
+ * first calls: two that warm up (shm row), then a try of each row, the
+ * rival first. leader: rank 0, which publishes the row in word. */
+#define UCOLL_SHM_DUEL_TRY 5
+static inline int ucoll__shm_duel_pick(ucoll_shm_adapt_t *ad, int leader, _Atomic uint64_t *word,
+                                       int turn, int *timed)
+{
+    uint32_t n = ad->calls++, round = n / UCOLL_SHM_ADAPT_TRY, i = n % UCOLL_SHM_ADAPT_TRY;
+
+    if (n < 2) {
+        ad->agreed = 1;
+        ad->second = 1;
+        *timed = 0;
+        return 1;
+    }
+    if (n < 2 + 2 * UCOLL_SHM_DUEL_TRY) {
+        *timed = (n - 2) % UCOLL_SHM_DUEL_TRY != 0;
+        return n >= 2 + UCOLL_SHM_DUEL_TRY;
+    }
+    if (i == 0) {
+        uint64_t v = atomic_load_explicit(word, memory_order_acquire);
+
+        ad->skip = 0;
+        if (v >> 2 == round) {
+            ad->agreed = (uint8_t)(v & 1);
+            ad->skip = (uint8_t)((v >> 1) & 1);
+        }
+    } else if (leader && i == UCOLL_SHM_ADAPT_TRY / 2) {
+        uint64_t way = turn ? !ad->agreed : ad->best;
+        float tw = ucoll__shm_adapt_time(ad, (int)way), to = ucoll__shm_adapt_time(ad, !way);
+        uint64_t skip = !turn && tw > 0 && to > tw * UCOLL_SHM_ADAPT_FAR &&
+                        (round + 1) % UCOLL_SHM_ADAPT_SPARSE != 0;
+
+        atomic_store_explicit(word, ((uint64_t)(round + 1) << 2) | skip << 1 | way,
+                              memory_order_release);
+    }
+    if (i < UCOLL_SHM_DUEL_TRY && !ad->skip && !turn) {
+        *timed = i != 0;
+        return !ad->agreed;
+    }
+    /* the first call of a round may change rows, and so does the first
+     * after a try */
+    *timed = i != 0 && (i != UCOLL_SHM_DUEL_TRY || ad->skip || turn);
+    return ad->agreed;
+}
+
 /* The shared-memory state of one communicator; created at its first call
  * that may use shared memory, freed with the communicator. */
 typedef struct ucoll_shm {
@@ -279,8 +346,11 @@ typedef struct ucoll_shm {
     uint64_t seq;          /* shared-memory calls started */
     ucoll_list_t ops;      /* queued ops, in call order */
     ucoll_list_t free_ops; /* op records for reuse */
-    ucoll_list_t link;     /* in ctx->shm_active while ops are queued */
+    ucoll_list_t link;     /* in ctx->shm_active while ops are queued, or in
+                            * ctx->shm_parked while the first op waits for a
+                            * run of messages only (a duelled call's rival) */
     int active;            /* on ctx->shm_active */
+    int parked;            /* on ctx->shm_parked */
     unsigned polls;        /* unsuccessful polls, to pace the failure check */
     /* the last small call that took a payload place (ucoll__shm_small_place)
      * and the place it took: such calls in a row alternate two places */
@@ -309,7 +379,19 @@ typedef struct ucoll_shm {
         int c;
         size_t bytes;
     } way_last;
+    /* the measurements of the duelled calls: way 1 the shm row, 0 its
+     * rival (only rank 0's times count) */
+    ucoll_shm_adapt_t duel[UCOLL_SHM_DUEL_KINDS][UCOLL_SHM_ADAPT_CLASSES];
 } ucoll_shm_t;
+
+/* A way of a reduction through shared memory: what its op starts with
+ * (lib/algos/allreduce/shm.c). */
+typedef struct ucoll_shm_way_cfg {
+    ucoll_shm_poll_t poll;
+    int root, way;
+    uint64_t aux;
+    size_t chunk;
+} ucoll_shm_way_cfg_t;
 
 /*
  * One call. The algorithm's start fills the call's part and poll; the
@@ -346,6 +428,38 @@ struct ucoll_shm_op {
     size_t adapt_bytes;
     uint64_t t0;
     int place; /* ucoll__shm_small_place: 0 before its first poll */
+    int duel;  /* a duelled call (ucoll__shm_duel_arm): UCOLL_SHM_DUEL_* below, 0: not */
+    /* not zeroed by ucoll__shm_op_get (the call's own state, set where it
+     * is used): the op of a small call stays a few stores shorter */
+    union {
+        /* a reduction whose way is chosen per call (ucoll__shm_way_adapt):
+         * the model's way [0] and the other [1], the kind and whether the
+         * way turns every round; the way is taken at the first poll */
+        struct {
+            ucoll_shm_way_cfg_t cfg[2];
+            int kind, turn;
+        } way;
+        /* a duelled call: its measurement, the shm row's poll, the rival's
+         * schedule (held until the call takes a row) and tag, whether the
+         * shm row's copies would choose their streaming, and when the
+         * call took its row (ns) */
+        struct {
+            int kind, turn, stream, tag;
+            ucoll_shm_adapt_t *ad;
+            ucoll_shm_poll_t poll;
+            struct ucoll_sched *rival;
+            uint64_t t0;
+        } duel;
+    } u;
+};
+enum {
+    UCOLL_SHM_DUEL_NONE,
+    UCOLL_SHM_DUEL_UNDECIDED,   /* queued: takes its row at its first poll */
+    UCOLL_SHM_DUEL_SHM,         /* through shared memory, untimed */
+    UCOLL_SHM_DUEL_SHM_TIMED,   /* through shared memory, timed */
+    UCOLL_SHM_DUEL_RIVAL_START, /* the rival's run is being started */
+    UCOLL_SHM_DUEL_RIVAL,       /* the rival runs on the call's request */
+    UCOLL_SHM_DUEL_RIVAL_DONE   /* ... and completed it in its start */
 };
 
 /* The shared-memory state of comm, created (state NONE) on first use;
@@ -435,11 +549,36 @@ void ucoll__shm_stream_adapt(ucoll_shm_op_t *op, int kind, size_t bytes);
  * when its next timed call ends, by which time every rank has written the
  * record (each has posted its input for that next call, so has finished
  * the one before), and none has written over it: a rank is at most two
- * timed calls ahead of rank 0. turn: see ucoll__shm_way_pick. */
+ * timed calls ahead of rank 0. turn: see ucoll__shm_way_pick. Called at
+ * the op's first poll, not at the call's start (see ucoll__shm_way_pick). */
 int ucoll__shm_way_adapt(ucoll_shm_t *sh, int kind, size_t bytes, int turn, ucoll_shm_adapt_t **ad);
 /* Time op, which takes way c (1: the model's) of the measurement ad for
- * bytes (ucoll__shm_way_adapt). */
+ * bytes (ucoll__shm_way_adapt), from now: its first poll. */
 void ucoll__shm_op_timed(ucoll_shm_op_t *op, ucoll_shm_adapt_t *ad, int c, size_t bytes);
+
+/* Duel op, an alltoall or reduce_scatter_block (kind UCOLL_SHM_DUEL_*)
+ * set up for the shm row (its poll set, not started), against the
+ * message-based row whose sealed, relocatable schedule is rival, to run
+ * under tag: the call takes one of the two, the same on every rank, and
+ * at rank 0 is timed, its row's time kept in sh->duel (the least of the
+ * last few, as ucoll__shm_way_pick's). The row is taken at the op's first
+ * poll, once every earlier shared-memory call of the communicator has
+ * ended here, and ucoll__shm_way_pick gives it: rank 0 publishes in its
+ * trailer, in the middle of each round of calls of the kind and size
+ * class, the row of the next round, which every rank reads at the
+ * round's first call. Each has the word by then: a rank's calls in the
+ * middle of the round have ended here, and such a call ends only with
+ * every rank's part in it, rank 0's included, which rank 0 sends after
+ * its store; duelled calls stay queued until they end, through either row,
+ * so "ended here" holds for all of them (a rank that posts many calls
+ * without waiting takes each one's row only once those before it ended).
+ * Through the rival the op starts the schedule on the call's request and
+ * stays queued, its shared-memory part (end(s) posted) done, until the
+ * request completes, when it leaves the queue. turn: the row changes every round. stream: the shm
+ * row's copies choose their streaming (ucoll__shm_stream_adapt) when it
+ * is taken. The op holds rival until its first poll. */
+void ucoll__shm_duel_arm(ucoll_shm_op_t *op, int kind, struct ucoll_sched *rival, int tag, int turn,
+                         int stream);
 
 /* Poll the first op of every communicator with ops queued; returns the
  * number completed. Called by ucoll_progress. */
@@ -613,6 +752,21 @@ static inline ucoll_shm_way_rec_t *ucoll__shm_way_rec(const ucoll_shm_t *sh, int
     return (ucoll_shm_way_rec_t *)(void *)(sh->base[r] + UCOLL_SHM_DATA_OFF + sh->data_size +
                                            UCOLL_SHM_WAY_REC_OFF) +
            m % UCOLL_SHM_WAY_RECS;
+}
+/* Rank r's trailer word of the row of duelled kind (UCOLL_SHM_DUEL_*) and
+ * size class cls (ucoll__shm_duel_arm). */
+#define UCOLL_SHM_DUEL_OFF 1024
+_Static_assert(UCOLL_SHM_WAY_REC_OFF + UCOLL_SHM_WAY_RECS * sizeof(ucoll_shm_way_rec_t) <=
+                       UCOLL_SHM_DUEL_OFF &&
+                   UCOLL_SHM_DUEL_OFF + UCOLL_SHM_DUEL_KINDS * UCOLL_SHM_ADAPT_CLASSES * 8 <=
+                       UCOLL_SHM_TRAILER,
+               "the trailer holds the duel words");
+static inline _Atomic uint64_t *ucoll__shm_duel_word(const ucoll_shm_t *sh, int r, int kind,
+                                                     int cls)
+{
+    return (_Atomic uint64_t *)(void *)(sh->base[r] + UCOLL_SHM_DATA_OFF + sh->data_size +
+                                        UCOLL_SHM_DUEL_OFF) +
+           kind * UCOLL_SHM_ADAPT_CLASSES + cls;
 }
 /* Payload place of rank r for bytes of data: inline when they fit. */
 static inline char *ucoll__shm_buf(const ucoll_shm_t *sh, int r, size_t bytes)

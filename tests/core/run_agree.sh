@@ -27,7 +27,7 @@ fi
 unset RANK_ENV_0 RANK_ENV_1
 
 for var in UCOLL_RADIX=3 UCOLL_BCAST_ALGO=chain UCOLL_MODEL_ALPHA=1e-5 UCOLL_SHM_WAY=sliced \
-        UCOLL_SHM_WAY_ADAPT=1; do
+        UCOLL_SHM_WAY_ADAPT=1 UCOLL_SHM_DUEL=0; do
     export RANK_ENV_2="$var"
     "$ucollrun" -n 4 --timeout 60 -x RANK_ENV_2 "$wrap" "$world" 4 >"$tmp/out" 2>&1
     rc=$?

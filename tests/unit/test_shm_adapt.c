@@ -14,7 +14,10 @@
  * one 1.1x as slow is tried in every round; with turn, the way changes at
  * every round. The ways decide on the second least of their kept times:
  * one call of the slower way that ran quick does not turn the choice, two
- * do.
+ * do. Then the rows of duelled calls (ucoll__shm_duel_pick) alike: the
+ * same row on every rank at every call, rank 0's measurement followed,
+ * tries of UCOLL_SHM_DUEL_TRY calls whose first is not timed, nor the
+ * first call after them.
  */
 #include "progress/shm.h"
 
@@ -162,6 +165,110 @@ static void way_lucky(void)
     EXPECT_MSG(way_first(all) == 0, "a quicker other way not taken");
 }
 
+/* Duelled calls of RANKS ranks in an order drawn from seed (a rank takes
+ * call n's row once every other has taken call n-1's: its calls before n
+ * have ended, each with every rank in it); the rival (0) takes `slower`
+ * times the shm row's time in calls [from, to), 1/slower outside. row[r][n]:
+ * the row rank r took at call n; timed[n]: rank 0 timed call n. */
+static void duel_run(int row[RANKS][CALLS], int timed[CALLS], unsigned seed, int turn, int from,
+                     int to, float slower)
+{
+    ucoll_shm_adapt_t ad[RANKS] = {{{{0}}}};
+    _Atomic uint64_t word = 0;
+    int next[RANKS] = {0};
+
+    for (int left = RANKS * CALLS; left > 0;) {
+        int r, n, ok = 1, t;
+
+        seed = seed * 1103515245u + 12345u;
+        r = (int)((seed >> 16) % RANKS);
+        n = next[r];
+        for (int q = 0; q < RANKS && n < CALLS; q++) {
+            ok &= q == r || next[q] >= n;
+        }
+        if (n == CALLS || !ok) {
+            continue;
+        }
+        row[r][n] = ucoll__shm_duel_pick(&ad[r], r == 0, &word, turn, &t);
+        if (r == 0) {
+            timed[n] = t;
+            if (t) {
+                float x = row[r][n] ? 1.0f : n >= from && n < to ? slower : 1.0f / slower;
+
+                ucoll__shm_adapt_record(&ad[0], row[r][n], x);
+            }
+        }
+        next[r]++;
+        left--;
+    }
+}
+
+static void duel_agreement(void)
+{
+    static int row[RANKS][CALLS], timed[CALLS];
+    const int T = UCOLL_SHM_ADAPT_TRY, D = UCOLL_SHM_DUEL_TRY, S = UCOLL_SHM_ADAPT_SPARSE;
+    const int from = 10 * T + 5, to = 25 * T + 7;
+
+    for (unsigned seed = 1; seed <= 20; seed++) {
+        int bad = -1, late = 0, off = 0, badt = -1;
+
+        /* the rival twice as slow in [from, to), twice as quick elsewhere */
+        duel_run(row, timed, seed, 0, from, to, 2.0f);
+        for (int n = 0; n < CALLS && bad < 0; n++) {
+            if (row[1][n] != row[0][n] || row[2][n] != row[0][n]) {
+                bad = n;
+            }
+        }
+        EXPECT_MSG(bad < 0, "seed %u: ranks took different rows at call %d", seed, bad);
+        /* the first calls: 2 warm up (shm, untimed), D rival, D shm, the
+         * first of each untimed */
+        for (int n = 0; n < 2 + 2 * D; n++) {
+            int want = n < 2 || n >= 2 + D, wt = n >= 2 && (n - 2) % D != 0;
+
+            badt = row[0][n] != want || timed[n] != wt ? n : badt;
+        }
+        EXPECT_MSG(badt < 0, "seed %u: call %d of the first ones: row %d, timed %d", seed, badt,
+                   row[0][badt < 0 ? 0 : badt], timed[badt < 0 ? 0 : badt]);
+        /* the rival from the second round on, but tries of the shm row
+         * (twice as slow: in one round of S), until the (S+1)-th round
+         * after the change; then the shm row, the rival tried */
+        for (int n = 2 * T; n < (from / T) * T; n++) {
+            late += n % T >= D && row[0][n] != 0;
+        }
+        for (int n = (from / T + S + 1) * T; n < (to / T) * T; n++) {
+            late += n % T >= D && row[0][n] != 1;
+        }
+        for (int n = (to / T + S + 1) * T; n < CALLS; n++) {
+            late += n % T >= D && row[0][n] != 0;
+            off += n % T < D && n % T != 0 && row[0][n] == 0 && row[0][n - n % T] != 0;
+        }
+        EXPECT_MSG(late == 0 && off == 0, "seed %u: %d calls off the measured row, %d tries split",
+                   seed, late, off);
+        /* a try's first call and the first after it are not timed */
+        badt = -1;
+        for (int n = 2 * T; n < CALLS; n++) {
+            int i = n % T;
+            int tried = row[0][n - i + 1] != row[0][n - i + D];
+
+            if ((i == 0 || (tried && i == D)) && timed[n]) {
+                badt = n;
+            }
+        }
+        EXPECT_MSG(badt < 0, "seed %u: call %d, first of a row, timed", seed, badt);
+
+        /* turn: the row changes every round, on every rank alike */
+        duel_run(row, timed, seed, 1, 0, 0, 2.0f);
+        bad = -1;
+        late = 0;
+        for (int n = 2 * T + 1; n < CALLS; n++) {
+            late += n % T == 1 && row[0][n] == row[0][n - T];
+            bad = row[1][n] != row[0][n] || row[2][n] != row[0][n] ? n : bad;
+        }
+        EXPECT_MSG(bad < 0 && late == 0, "seed %u, turn: %d rounds unchanged, ranks apart at %d",
+                   seed, late, bad);
+    }
+}
+
 int main(void)
 {
     ucoll_shm_adapt_t ad = {0};
@@ -220,6 +327,7 @@ int main(void)
     }
     way_lucky();
     way_agreement();
+    duel_agreement();
     if (failures == 0) {
         printf("shm-adapt: ok\n");
     }

@@ -591,57 +591,89 @@ static int alt_way(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t 
     return bytes <= prm->shm_data ? WAY_ONESHOT : -1;
 }
 
+/* The poll, root, aux and chunk of way for the call a (op's fields). */
+static void way_cfg(ucoll_shm_way_cfg_t *w, const ucoll_coll_args_t *a, int p,
+                    const ucoll_algo_params_t *prm, int root, int way)
+{
+    w->way = way;
+    w->poll = way == WAY_ONESHOT   ? oneshot_poll
+              : way == WAY_SLICED  ? sliced_poll
+              : way == WAY_ALLPIPE ? ucoll__shm_xchg_poll
+                                   : rootpipe_poll;
+    w->root = root;
+    w->aux = (uint64_t)way;
+    w->chunk = way == WAY_ALLPIPE    ? allpipe_chunk(a, prm)
+               : way == WAY_SLICED   ? sliced_chunk(a, p, prm)
+               : way == WAY_ROOTPIPE ? rootpipe_chunk(a, p, prm, &prm->model)
+                                     : a->count;
+    if (way == WAY_ALLPIPE) { /* the exchange engine's third form (algos/shm_xchg.c) */
+        w->root = UCOLL_SHM_XCHG_ALLREDUCE;
+        w->aux = ALIGN64(w->chunk * a->esize);
+    }
+}
+
+static void way_take(ucoll_shm_op_t *op, const ucoll_shm_way_cfg_t *w)
+{
+    op->poll = w->poll;
+    op->root = w->root;
+    op->aux = w->aux;
+    op->chunk = w->chunk;
+    ucoll_debug("comm %u: %s through shared memory, %s, %zu elements a chunk", op->sh->comm->id,
+                op->root == UCOLL_SHM_XCHG_ALLREDUCE || op->root < 0 ? "allreduce" : "reduce",
+                w->way == WAY_ONESHOT   ? "one-shot"
+                : w->way == WAY_SLICED  ? "sliced"
+                : w->way == WAY_ALLPIPE ? "pipelined"
+                                        : "pipelined to the root",
+                op->chunk);
+}
+
+/* The first poll of a call whose way is chosen per call: the way taken
+ * here, not at the call's start, once every earlier shared-memory call of
+ * the communicator has ended on this rank, the one in the middle of the
+ * round before among them, so rank 0's word for this round is there
+ * (ucoll__shm_way_pick). At the start, a rank that posts many nonblocking
+ * calls before rank 0 posts any would read the word before rank 0 wrote
+ * it, and take another way than rank 0. */
+static int way_first_poll(ucoll_shm_op_t *op)
+{
+    size_t bytes = op->count * op->esize;
+    ucoll_shm_adapt_t *ad = NULL;
+    int c = ucoll__shm_way_adapt(op->sh, op->u.way.kind, bytes, op->u.way.turn, &ad);
+
+    way_take(op, &op->u.way.cfg[c == 0]);
+    if (ad != NULL) {
+        ucoll__shm_op_timed(op, ad, c, bytes);
+    }
+    return op->poll(op);
+}
+
 int ucoll__allreduce_shm_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
                                const ucoll_algo_params_t *prm, ucoll_req_t *req, int root)
 {
-    int way = shm_way(a, comm->size, prm, &prm->model), alt, c = -1;
+    int way = shm_way(a, comm->size, prm, &prm->model), alt = -1;
     size_t bytes = a->count * a->esize;
-    ucoll_shm_adapt_t *ad = NULL;
     ucoll_shm_op_t *op;
 
     if (a->count == 0) {
         ucoll__req_complete(req, UCOLL_OK); /* every rank knows: nothing to do */
         return UCOLL_OK;
     }
+    op = ucoll__shm_op_new(comm, a, req, NULL);
+    if (op == NULL) {
+        return UCOLL_ERR_NOMEM;
+    }
+    way_cfg(&op->u.way.cfg[0], a, comm->size, prm, root, way);
     /* every input agreed by the ranks: they count the same calls */
     if (ucoll__shm_way_adapt_on(prm) && prm->shm_way == UCOLL_SHM_WAY_AUTO && prm->seg_size == 0 &&
         bytes >= WAY_ADAPT_MIN && root <= 0 &&
         (alt = alt_way(a, comm->size, prm, &prm->model, way)) >= 0) {
-        c = ucoll__shm_way_adapt(comm->shm,
-                                 root == 0 ? UCOLL_SHM_ADAPT_REDUCE : UCOLL_SHM_ADAPT_ALLREDUCE,
-                                 bytes, prm->shm_way_adapt == UCOLL_SHM_WAY_ADAPT_TURN, &ad);
-        if (c == 0) {
-            way = alt;
-        }
+        way_cfg(&op->u.way.cfg[1], a, comm->size, prm, root, alt);
+        op->u.way.kind = root == 0 ? UCOLL_SHM_ADAPT_REDUCE : UCOLL_SHM_ADAPT_ALLREDUCE;
+        op->u.way.turn = prm->shm_way_adapt == UCOLL_SHM_WAY_ADAPT_TURN;
+        op->poll = way_first_poll;
+    } else {
+        way_take(op, &op->u.way.cfg[0]);
     }
-    op = ucoll__shm_op_new(comm, a, req,
-                           way == WAY_ONESHOT   ? oneshot_poll
-                           : way == WAY_SLICED  ? sliced_poll
-                           : way == WAY_ALLPIPE ? ucoll__shm_xchg_poll
-                                                : rootpipe_poll);
-    if (op == NULL) {
-        return UCOLL_ERR_NOMEM;
-    }
-    op->root = root;
-    op->aux = (uint64_t)way;
-    op->chunk = way == WAY_ALLPIPE    ? allpipe_chunk(a, prm)
-                : way == WAY_SLICED   ? sliced_chunk(a, comm->size, prm)
-                : way == WAY_ROOTPIPE ? rootpipe_chunk(a, comm->size, prm, &prm->model)
-                                      : a->count;
-    if (way == WAY_ALLPIPE) { /* the exchange engine's third form (algos/shm_xchg.c) */
-        op->root = UCOLL_SHM_XCHG_ALLREDUCE;
-        op->aux = ALIGN64(op->chunk * a->esize);
-    }
-    if (ad != NULL) {
-        ucoll__shm_op_timed(op, ad, c, bytes);
-    }
-    ucoll_debug("comm %u: %s through shared memory, %s, %zu elements a chunk", comm->id,
-                ucoll__coll_name(a->coll),
-                way == WAY_ONESHOT   ? "one-shot"
-                : way == WAY_SLICED  ? "sliced"
-                : way == WAY_ALLPIPE ? "pipelined"
-                                     : "pipelined to the root",
-                op->chunk);
     ucoll__shm_op_start(op);
     return UCOLL_OK;
 }
