@@ -160,7 +160,8 @@ static const cfg_row_t cfg_table[] = {
      OFF(shm_way_adapt), way_adapt_names},
     {"SHM_DUEL", CFG_ENUM, "1",
      "1 (the default): where the model takes the shm row of alltoall or reduce_scatter_block "
-     "from 64 KiB (a block; the whole vector), calls are timed through it and through the best "
+     "from 64 KiB (a block; the whole vector; also under a tuning rule naming it without seg= "
+     "or radix=), calls are timed through it and through the best "
      "message-based row, per operation and size, and the quicker is taken, the other tried in "
      "runs of 5 calls every 32 (every 128 when 1.25x slower); rank 0 measures and every rank "
      "changes row at the same call; 0 = the model's row; turn = the row changes every 32 calls "

@@ -521,6 +521,31 @@ static int duel_able(const ucoll_ctx_t *ctx, const ucoll_coll_args_t *a, size_t 
            bytes >= UCOLL_SHM_DUEL_MIN;
 }
 
+/* The rival of a duelled call: the model's best of the message-based
+ * rows that build a schedule (NULL: none). */
+static const ucoll_algo_t *rival_of(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
+                                    const ucoll_algo_params_t *prm, const ucoll_model_t *m)
+{
+    const ucoll_algo_t *rival = NULL;
+    double rival_t = 0;
+
+    for (const ucoll_algo_t *const *reg = ucoll__algos(a->coll); *reg; reg++) {
+        const ucoll_algo_t *al = *reg;
+        double t;
+
+        if ((al->flags & (UCOLL_ALGO_SHM | UCOLL_ALGO_HIER)) || al->build == NULL ||
+            !algo_can_serve(al, a, comm)) {
+            continue;
+        }
+        t = algo_cost(al, a, comm->size, prm, m);
+        if (rival == NULL || t < rival_t) {
+            rival = al;
+            rival_t = t;
+        }
+    }
+    return rival;
+}
+
 const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
                                        ucoll_algo_params_t *prm_p)
 {
@@ -528,10 +553,10 @@ const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args
     const ucoll_algo_t *const *reg = ucoll__algos(a->coll);
     const char *cname = ucoll__coll_name(a->coll);
     const char *forced = ctx->cfg.algo[a->coll];
-    const ucoll_algo_t *best = NULL, *al, *rival = NULL;
+    const ucoll_algo_t *best = NULL, *al;
     int p = comm->size;
     size_t bytes = ucoll__coll_bytes(a, p);
-    double best_t = 0, rival_t = 0;
+    double best_t = 0;
     ucoll_model_t m;
 
     sel_params(comm, prm_p, &m);
@@ -569,8 +594,19 @@ const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args
                     prm_p->shm_stream = r->stream;
                     prm_p->shm_stream_adapt = 0;
                 }
-                ucoll_debug("%s: %s (tuning rule %zu), %zu bytes, p %d", cname, al->id, i, bytes,
-                            p);
+                /* a rule that names the shm row with the model's segment
+                 * and radix keeps its duel, as it keeps the choice of
+                 * streaming: what the rule measured best is the row that
+                 * the duel starts from, and the state it measured in
+                 * passes (rules written with shm fixed took 1.2-1.5x the
+                 * pairwise alltoall's time at p = 3 and 4 in a later job) */
+                if ((al->flags & UCOLL_ALGO_SHM) && !r->seg && !r->radix &&
+                    duel_able(ctx, a, bytes)) {
+                    prm_p->rival = rival_of(comm, a, prm_p, &m);
+                }
+                ucoll_debug("%s: %s (tuning rule %zu)%s%s, %zu bytes, p %d", cname, al->id, i,
+                            prm_p->rival ? ", timed against " : "",
+                            prm_p->rival ? prm_p->rival->id : "", bytes, p);
                 return al;
             }
             ucoll_debug("%s: tuning rule %zu names '%s', which %s; next rule", cname, i, r->algo,
@@ -588,14 +624,9 @@ const ucoll_algo_t *ucoll__algo_select(ucoll_comm_t *comm, const ucoll_coll_args
             best = al;
             best_t = t;
         }
-        if (!(al->flags & (UCOLL_ALGO_SHM | UCOLL_ALGO_HIER)) && al->build &&
-            (rival == NULL || t < rival_t)) {
-            rival = al;
-            rival_t = t;
-        }
     }
     if (best && (best->flags & UCOLL_ALGO_SHM) && duel_able(ctx, a, bytes)) {
-        prm_p->rival = rival;
+        prm_p->rival = rival_of(comm, a, prm_p, &m);
     }
     if (best) {
         ucoll_debug("%s: %s (model: %.3g us)%s%s, %zu bytes, p %d", cname, best->id, best_t * 1e6,
