@@ -350,15 +350,19 @@ void ucoll__shm_op_timed(ucoll_shm_op_t *op, ucoll_shm_adapt_t *ad, int c, size_
     op->t0 = ucoll__tl_now_ns(); /* at its first poll (ucoll__shm_way_adapt) */
 }
 
-/* Rank 0: the duelled call op took its row's time; kept (way 1 the shm
- * row, 0 the rival). */
-static void duel_record(ucoll_shm_op_t *op, int way)
-{
-    size_t bytes = op->count * op->esize;
+static void timed_end(ucoll_shm_t *sh, ucoll_shm_adapt_t *ad, int c, size_t bytes, uint64_t t0,
+                      int status);
 
-    if (op->sh->rank == 0 && op->u.duel.ad != NULL && bytes > 0) {
-        ucoll__shm_adapt_record(op->u.duel.ad, way,
-                                (float)(ucoll__tl_now_ns() - op->u.duel.t0) / (float)bytes);
+/* The duelled call op has ended with status through row way (1 the shm
+ * row, 0 the rival): where timed, its record (timed_end): rank 0 takes
+ * the collective's time, from the last rank's start to the last rank's
+ * end, not its own, which at p = 4 on 2 cores measured the ranks' arrival
+ * more than the row (128 KiB alltoall with the CPUs close: 110-240 us
+ * either row, where the shm row took 64 us a call and the rival 120). */
+static void duel_record(ucoll_shm_op_t *op, int way, int status)
+{
+    if (op->u.duel.ad != NULL) {
+        timed_end(op->sh, op->u.duel.ad, way, op->count * op->esize, op->u.duel.t0, status);
     }
 }
 
@@ -374,9 +378,7 @@ static void duel_rival_done(ucoll_req_t *req)
     ucoll_shm_t *sh = op->sh;
 
     req->fini_arg = NULL;
-    if (req->status.error == UCOLL_OK) {
-        duel_record(op, 0);
-    }
+    duel_record(op, 0, req->status.error);
     if (op->duel == UCOLL_SHM_DUEL_RIVAL_START) {
         op->duel = UCOLL_SHM_DUEL_RIVAL_DONE;
         return;
@@ -501,16 +503,18 @@ static void way_collect(ucoll_shm_t *sh)
     }
 }
 
-/* A timed reduction has ended here: its record into the trailer; at rank
- * 0, the time of the one before taken, and this one kept for the next. */
-static void way_finish(ucoll_shm_op_t *op, int status)
+/* A timed call (a reduction whose way is chosen, or a duelled call) has
+ * ended here with status, taking way c of ad (bytes; it began at t0, its
+ * first poll): its record into the trailer; at rank 0, the time of the
+ * one before taken, and this one kept for the next. */
+static void timed_end(ucoll_shm_t *sh, ucoll_shm_adapt_t *ad, int c, size_t bytes, uint64_t t0,
+                      int status)
 {
-    ucoll_shm_t *sh = op->sh;
     uint32_t m = sh->way_timed++;
     ucoll_shm_way_rec_t *rec = ucoll__shm_way_rec(sh, sh->rank, m);
 
     if (status == UCOLL_OK) {
-        atomic_store_explicit(&rec->t0, op->t0, memory_order_relaxed);
+        atomic_store_explicit(&rec->t0, t0, memory_order_relaxed);
         atomic_store_explicit(&rec->t1, ucoll__tl_now_ns(), memory_order_relaxed);
         atomic_store_explicit(&rec->m, (uint64_t)m + 1, memory_order_release);
     }
@@ -520,10 +524,15 @@ static void way_finish(ucoll_shm_op_t *op, int status)
     if (sh->way_last.ad != NULL && status == UCOLL_OK) {
         way_collect(sh);
     }
-    sh->way_last.ad = status == UCOLL_OK ? op->adapt : NULL;
+    sh->way_last.ad = status == UCOLL_OK ? ad : NULL;
     sh->way_last.m = m;
-    sh->way_last.c = op->streamed;
-    sh->way_last.bytes = op->adapt_bytes;
+    sh->way_last.c = c;
+    sh->way_last.bytes = bytes;
+}
+
+static void way_finish(ucoll_shm_op_t *op, int status)
+{
+    timed_end(op->sh, op->adapt, op->streamed, op->adapt_bytes, op->t0, status);
 }
 
 /* A duelled op is over: through the shm row, its time kept (rank 0),
@@ -535,11 +544,7 @@ static __attribute__((noinline)) int duel_finish(ucoll_shm_op_t *op, int status)
     ucoll_shm_t *sh = op->sh;
 
     switch (op->duel) {
-    case UCOLL_SHM_DUEL_SHM_TIMED:
-        if (status == UCOLL_OK) {
-            duel_record(op, 1);
-        }
-        return 0;
+    case UCOLL_SHM_DUEL_SHM_TIMED: duel_record(op, 1, status); return 0;
     case UCOLL_SHM_DUEL_UNDECIDED: /* failed before its first poll */
         ucoll__sched_unhold(op->u.duel.rival);
         return 0;

@@ -560,10 +560,12 @@ void ucoll__shm_op_timed(ucoll_shm_op_t *op, ucoll_shm_adapt_t *ad, int c, size_
  * set up for the shm row (its poll set, not started), against the
  * message-based row whose sealed, relocatable schedule is rival, to run
  * under tag: the call takes one of the two, the same on every rank, and
- * at rank 0 is timed, its row's time kept in sh->duel (the least of the
- * last few, as ucoll__shm_way_pick's). The row is taken at the op's first
- * poll, once every earlier shared-memory call of the communicator has
- * ended here, and ucoll__shm_way_pick gives it: rank 0 publishes in its
+ * is timed as the reductions' ways are (ucoll__shm_way_adapt: every
+ * rank's record, rank 0 taking the collective's time), its row's time
+ * kept in sh->duel (the second least of the last few). The row is taken
+ * at the op's first poll, once every earlier shared-memory call of the
+ * communicator has ended here, and ucoll__shm_duel_pick gives it, with
+ * ucoll__shm_way_pick's rounds: rank 0 publishes in its
  * trailer, in the middle of each round of calls of the kind and size
  * class, the row of the next round, which every rank reads at the
  * round's first call. Each has the word by then: a rank's calls in the
