@@ -240,32 +240,43 @@ static inline void ucoll__shm_adapt_record(ucoll_shm_adapt_t *ad, int streamed, 
  * at every round, so calls change ways every round whatever the times. */
 #define UCOLL_SHM_ADAPT_FAR    1.25f
 #define UCOLL_SHM_ADAPT_SPARSE 4
+/* Call n of ad's rounds (ucoll__shm_way_pick, ucoll__shm_duel_pick): at a
+ * round's first call, the round's way (and whether it skips its try) from
+ * word, where it is the round's; in the middle of the round, the leader
+ * publishes the next round's there. */
+static inline void ucoll__shm_round_word(ucoll_shm_adapt_t *ad, int leader, _Atomic uint64_t *word,
+                                         int turn, uint32_t n)
+{
+    uint32_t round = n / UCOLL_SHM_ADAPT_TRY;
+
+    if (n % UCOLL_SHM_ADAPT_TRY == 0) {
+        uint64_t v = atomic_load_explicit(word, memory_order_acquire);
+
+        ad->skip = 0;
+        if (v >> 2 == round) {
+            ad->agreed = (uint8_t)(v & 1);
+            ad->skip = (uint8_t)((v >> 1) & 1);
+        }
+    } else if (leader && n % UCOLL_SHM_ADAPT_TRY == UCOLL_SHM_ADAPT_TRY / 2) {
+        uint64_t way = turn ? !ad->agreed : ad->best;
+        float tw = ucoll__shm_adapt_time(ad, (int)way), to = ucoll__shm_adapt_time(ad, !way);
+        uint64_t skip = !turn && tw > 0 && to > tw * UCOLL_SHM_ADAPT_FAR &&
+                        (round + 1) % UCOLL_SHM_ADAPT_SPARSE != 0;
+
+        atomic_store_explicit(word, ((uint64_t)(round + 1) << 2) | skip << 1 | way,
+                              memory_order_release);
+    }
+}
 static inline int ucoll__shm_way_pick(ucoll_shm_adapt_t *ad, int leader, _Atomic uint64_t *word,
                                       int turn)
 {
-    uint32_t n = ad->calls, round = n / UCOLL_SHM_ADAPT_TRY;
+    uint32_t n = ad->calls;
 
     if (n < 2) {
         ad->agreed = 1;
         ad->second = 1;
     } else if (n >= 2 + 2 * UCOLL_SHM_ADAPT_KEEP) {
-        if (n % UCOLL_SHM_ADAPT_TRY == 0) {
-            uint64_t v = atomic_load_explicit(word, memory_order_acquire);
-
-            ad->skip = 0;
-            if (v >> 2 == round) {
-                ad->agreed = (uint8_t)(v & 1);
-                ad->skip = (uint8_t)((v >> 1) & 1);
-            }
-        } else if (leader && n % UCOLL_SHM_ADAPT_TRY == UCOLL_SHM_ADAPT_TRY / 2) {
-            uint64_t way = turn ? !ad->agreed : ad->best;
-            float tw = ucoll__shm_adapt_time(ad, (int)way), to = ucoll__shm_adapt_time(ad, !way);
-            uint64_t skip = !turn && tw > 0 && to > tw * UCOLL_SHM_ADAPT_FAR &&
-                            (round + 1) % UCOLL_SHM_ADAPT_SPARSE != 0;
-
-            atomic_store_explicit(word, ((uint64_t)(round + 1) << 2) | skip << 1 | way,
-                                  memory_order_release);
-        }
+        ucoll__shm_round_word(ad, leader, word, turn, n);
     }
     return ucoll__shm_adapt_order(ad, &ad->agreed);
 }
@@ -294,7 +305,7 @@ enum { UCOLL_SHM_DUEL_ALLTOALL, UCOLL_SHM_DUEL_RSB, UCOLL_SHM_DUEL_KINDS };
 static inline int ucoll__shm_duel_pick(ucoll_shm_adapt_t *ad, int leader, _Atomic uint64_t *word,
                                        int turn, int *timed)
 {
-    uint32_t n = ad->calls++, round = n / UCOLL_SHM_ADAPT_TRY, i = n % UCOLL_SHM_ADAPT_TRY;
+    uint32_t n = ad->calls++, i = n % UCOLL_SHM_ADAPT_TRY;
 
     if (n < 2) {
         ad->agreed = 1;
@@ -306,23 +317,7 @@ static inline int ucoll__shm_duel_pick(ucoll_shm_adapt_t *ad, int leader, _Atomi
         *timed = (n - 2) % UCOLL_SHM_DUEL_TRY != 0;
         return n >= 2 + UCOLL_SHM_DUEL_TRY;
     }
-    if (i == 0) {
-        uint64_t v = atomic_load_explicit(word, memory_order_acquire);
-
-        ad->skip = 0;
-        if (v >> 2 == round) {
-            ad->agreed = (uint8_t)(v & 1);
-            ad->skip = (uint8_t)((v >> 1) & 1);
-        }
-    } else if (leader && i == UCOLL_SHM_ADAPT_TRY / 2) {
-        uint64_t way = turn ? !ad->agreed : ad->best;
-        float tw = ucoll__shm_adapt_time(ad, (int)way), to = ucoll__shm_adapt_time(ad, !way);
-        uint64_t skip = !turn && tw > 0 && to > tw * UCOLL_SHM_ADAPT_FAR &&
-                        (round + 1) % UCOLL_SHM_ADAPT_SPARSE != 0;
-
-        atomic_store_explicit(word, ((uint64_t)(round + 1) << 2) | skip << 1 | way,
-                              memory_order_release);
-    }
+    ucoll__shm_round_word(ad, leader, word, turn, n);
     if (i < UCOLL_SHM_DUEL_TRY && !ad->skip && !turn) {
         *timed = i != 0;
         return !ad->agreed;
