@@ -12,15 +12,16 @@
  *                  one, which the adjacent-line prefetcher brings along
  *                  (measured at p = 2: 64 B broadcast in 0.39 us from the
  *                  data area, 0.28 us inline)
- *     [128, size - 64)  the data area
- *     [size - 1024, size) the trailer: rank 0's is where it publishes the
- *                  way (streamed or not) it measured quicker for each kind
- *                  and size of call that every rank writes
- *                  (ucoll__shm_stream_adapt), and from byte 64 on, the way
+ *     [128, size - UCOLL_SHM_TRAILER)  the data area
+ *     [size - UCOLL_SHM_TRAILER, size) the trailer: rank 0's is where it
+ *                  publishes the way (streamed or not) it measured
+ *                  quicker for each kind and size of call that every rank
+ *                  writes (ucoll__shm_stream_adapt), and from byte 64 on, the way
  *                  of the reductions that every rank takes from a numbered
  *                  round of calls on (ucoll__shm_way_adapt); from byte
  *                  UCOLL_SHM_WAY_REC_OFF on, every rank's, when its last
- *                  few timed reductions began and ended; from byte
+ *                  few timed calls (reductions whose way is chosen,
+ *                  duelled calls) began and ended; from byte
  *                  UCOLL_SHM_DUEL_OFF on, rank 0's, the row of the
  *                  calls that the shm row duels (ucoll__shm_duel_arm)
  * Every byte of a region is written by its owner only; the others only read
