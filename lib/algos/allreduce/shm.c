@@ -116,10 +116,14 @@
  * against the default, then pipelined): p = 3 0.98x at 256 KiB, 0.89x at
  * 512 KiB, 0.94x at 1 MiB, and all three tuner jobs ranked sliced first
  * at 512 KiB; p = 4 0.84x at 256 KiB, even from 512 KiB (sliced already).
- * Below, p = 4 goes the other way (pipelined 0.70-0.97x sliced's time at
- * 32-128 KiB) while p = 3 still favours sliced (0.81-0.91x): no one
- * threshold serves both, and the model's choice stays. */
-#define SLICED_OVERSUB_MIN (256 * 1024)
+ * From 128 KiB the model's one-shot lost too: sliced / default 0.98x at
+ * p = 3 and 0.77x at p = 4 at 128 KiB, 0.89x and 0.75x at 192 KiB, 0.44x
+ * at p = 6, 0.99x at p = 8 (medians of 8 alternations, 4 at p = 6 and 8),
+ * and the tuner ranked sliced first at 128 KiB at p = 3 and 4 in each of
+ * its runs, the default 1.35-1.51x its time. Below, sliced's three steps,
+ * each waiting for every rank to be scheduled, lose: 3-4x one-shot's time
+ * at 64 KiB and up to 96 KiB at p = 4, so the model's choice stays. */
+#define SLICED_OVERSUB_MIN (128 * 1024)
 
 /* Smallest chunk the pipelined-to-root way cuts a vector into that a
  * quarter slot holds whole, where ranks outnumber processing units, and
