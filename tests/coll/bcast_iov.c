@@ -9,24 +9,13 @@
  * bad arguments, which must fail alike on every rank and leave the next
  * calls paired. Prints "bcast_iov: rank R ok".
  */
+#include "tests/rank_check.h"
 #include "ucoll.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int rank = -1, failures;
-
-#define CHECK(_cond, ...)                                                         \
-    do {                                                                          \
-        if (!(_cond)) {                                                           \
-            fprintf(stderr, "bcast_iov: rank %d FAIL line %d: ", rank, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                                         \
-            fprintf(stderr, "\n");                                                \
-            failures++;                                                           \
-        }                                                                         \
-    } while (0)
 
 /* one call's buffers on this rank */
 typedef struct {

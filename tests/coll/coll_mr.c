@@ -19,6 +19,7 @@
  * Prints "coll_mr: rank R of P: N cases, F failed" (-K: the survivors).
  */
 #include "coll_ref.h"
+#include "tests/rank_check.h"
 #include "ucoll.h"
 
 #include <signal.h>
@@ -29,19 +30,7 @@
 
 #define POISON 0xa5
 
-static int rank, size, failures, cases;
-
-#define CHECK(_cond, ...)                                         \
-    do {                                                          \
-        if (!(_cond)) {                                           \
-            if (failures++ < 20) {                                \
-                printf("rank %d FAIL line %d: ", rank, __LINE__); \
-                printf(__VA_ARGS__);                              \
-                printf("\n");                                     \
-                fflush(stdout);                                   \
-            }                                                     \
-        }                                                         \
-    } while (0)
+static int size, cases;
 
 typedef struct {
     ucoll_dtype_t dt;

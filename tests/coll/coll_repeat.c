@@ -11,6 +11,7 @@
  *
  * Prints "coll_repeat: rank R of P: N cases, F failed".
  */
+#include "tests/rank_check.h"
 #include "ucoll.h"
 
 #include <stdint.h>
@@ -18,21 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, size, failures;
-static long cases;
-
-#define CHECK(_cond, ...)                                         \
-    do {                                                          \
-        cases++;                                                  \
-        if (!(_cond)) {                                           \
-            if (failures++ < 20) {                                \
-                printf("rank %d FAIL line %d: ", rank, __LINE__); \
-                printf(__VA_ARGS__);                              \
-                printf("\n");                                     \
-                fflush(stdout);                                   \
-            }                                                     \
-        }                                                         \
-    } while (0)
+static int size;
 
 #define SMALL 8
 #define BIG   3000 /* elements; more than a few segments at 1 KiB */
@@ -344,7 +331,7 @@ int main(int argc, char **argv)
             CHECK(ucoll_comm_free(half) == UCOLL_OK, "comm free");
         }
     }
-    printf("coll_repeat: rank %d of %d: %ld cases, %d failed\n", rank, size, cases, failures);
+    printf("coll_repeat: rank %d of %d: %ld cases, %d failed\n", rank, size, checks, failures);
     fflush(stdout);
     st = ucoll_finalize(ctx);
     return failures || st != UCOLL_OK ? 1 : 0;

@@ -25,6 +25,7 @@
  *
  * Prints "duel: rank R of P: N cases, F failed".
  */
+#include "tests/rank_check.h"
 #include "ucoll.h"
 
 #include <stdint.h>
@@ -33,21 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int rank, size, failures;
-static long cases;
-
-#define CHECK(_cond, ...)                                         \
-    do {                                                          \
-        cases++;                                                  \
-        if (!(_cond)) {                                           \
-            if (failures++ < 20) {                                \
-                printf("rank %d FAIL line %d: ", rank, __LINE__); \
-                printf(__VA_ARGS__);                              \
-                printf("\n");                                     \
-                fflush(stdout);                                   \
-            }                                                     \
-        }                                                         \
-    } while (0)
+static int size;
 
 #define RUN 80 /* nonblocking calls posted at once: rounds 0, 1 and 2 */
 
@@ -80,7 +67,7 @@ static void a2a_check(long it, size_t n, const int32_t *rbuf)
             }
         }
     }
-    cases++;
+    checks++;
 }
 
 static void rsb_fill(long it, size_t n, int32_t *sbuf)
@@ -104,7 +91,7 @@ static void rsb_check(long it, size_t n, const int32_t *rbuf)
             return;
         }
     }
-    cases++;
+    checks++;
 }
 
 /* RUN ialltoall of n posted at once, then waited for; rank 0 posts late
@@ -183,7 +170,7 @@ static void ar_run(ucoll_comm_t *comm, long it0, size_t n, int32_t *sb, int32_t 
                 break;
             }
         }
-        cases++;
+        checks++;
     }
 }
 
@@ -246,7 +233,7 @@ int main(int argc, char **argv)
         }
         CHECK(ucoll_comm_free(dup) == UCOLL_OK, "free after a call through the rival");
     }
-    printf("duel: rank %d of %d: %ld cases, %d failed\n", rank, size, cases, failures);
+    printf("duel: rank %d of %d: %ld cases, %d failed\n", rank, size, checks, failures);
     fflush(stdout);
     free(sb);
     free(rb);

@@ -16,26 +16,13 @@
  * to let the model choose.
  * Prints "hier: rank R of N ok" on success.
  */
+#include "tests/rank_check.h"
 #include "ucoll.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int rank = -1, failures;
-
-#define CHECK(_cond, ...)                                                  \
-    do {                                                                   \
-        if (!(_cond)) {                                                    \
-            fprintf(stderr, "hier: rank %d FAIL line %d: ", rank, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                                  \
-            fprintf(stderr, "\n");                                         \
-            if (++failures > 20) {                                         \
-                exit(1);                                                   \
-            }                                                              \
-        }                                                                  \
-    } while (0)
 
 static int allgather_on_comm(void *arg, const void *in, void *out, size_t len)
 {

@@ -30,6 +30,7 @@
  * It prints "kill: rank R ok" when all held. The victim gets SIGKILL from
  * itself: no finalize, no goodbye.
  */
+#include "tests/rank_check.h"
 #include "ucoll.h"
 
 #include <signal.h>
@@ -39,17 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int rank = -1, failures, root; /* bcast's root */
-
-#define CHECK(_cond, ...)                                                  \
-    do {                                                                   \
-        if (!(_cond)) {                                                    \
-            fprintf(stderr, "kill: rank %d FAIL line %d: ", rank, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                                  \
-            fprintf(stderr, "\n");                                         \
-            failures++;                                                    \
-        }                                                                  \
-    } while (0)
+static int root; /* bcast's root */
 
 enum { OP_ALLREDUCE, OP_BCAST, OP_ALLGATHER };
 

@@ -19,6 +19,7 @@
  * communicator (split before the failure) and finalize; each prints
  * "kill_held: rank R ok".
  */
+#include "tests/rank_check.h"
 #include "ucoll.h"
 
 #include <signal.h>
@@ -29,18 +30,6 @@
 #define COUNT   (256 * 1024) /* int32: 1 MiB */
 #define TAG_GO  7
 #define TAG_NOT 8
-
-static int rank = -1, failures;
-
-#define CHECK(_cond, ...)                                                       \
-    do {                                                                        \
-        if (!(_cond)) {                                                         \
-            fprintf(stderr, "kill_held: rank %d FAIL line %d: ", rank, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                                       \
-            fprintf(stderr, "\n");                                              \
-            failures++;                                                         \
-        }                                                                       \
-    } while (0)
 
 static double now(void)
 {

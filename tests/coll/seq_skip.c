@@ -12,24 +12,13 @@
  * bcast and a barrier, whose results must be right.
  * Prints "seq_skip: rank R ok".
  */
+#include "tests/rank_check.h"
 #include "ucoll.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <unistd.h>
-
-static int rank = -1, failures;
-
-#define CHECK(_cond, ...)                                                      \
-    do {                                                                       \
-        if (!(_cond)) {                                                        \
-            fprintf(stderr, "seq_skip: rank %d FAIL line %d: ", rank, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fprintf(stderr, "\n");                                             \
-            failures++;                                                        \
-        }                                                                      \
-    } while (0)
 
 /* Bytes of address space this process maps now. */
 static size_t mapped_now(void)

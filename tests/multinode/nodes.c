@@ -14,6 +14,7 @@
  *     one across nodes.
  * Prints "nodes: rank R of N on HOST (local L of LS): ok".
  */
+#include "tests/rank_check.h"
 #include "ucoll.h"
 
 #include <stdio.h>
@@ -22,19 +23,6 @@
 #include <unistd.h>
 
 #define HOST_LEN 64
-
-static int rank = -1, failures;
-
-#define CHECK(_cond, ...)                                         \
-    do {                                                          \
-        if (!(_cond)) {                                           \
-            printf("nodes: rank %d FAIL line %d: ", rank, __LINE__); \
-            printf(__VA_ARGS__);                                  \
-            printf("\n");                                         \
-            fflush(stdout);                                       \
-            failures++;                                           \
-        }                                                         \
-    } while (0)
 
 static void collectives(ucoll_comm_t *comm, int salt)
 {
