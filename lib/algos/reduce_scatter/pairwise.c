@@ -46,18 +46,20 @@ static int pairwise_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
         st = UCOLL_ERR_NOMEM;
         goto out;
     }
-    if ((st = ucoll__sched_copy_if(s, acc, in + off[r] * es, mine * es))) {
-        goto out;
-    }
     for (int j = 1; j < p; j++) {
         int dst = (r + j) % p, src = (r - j + p) % p;
+        /* the first step reduces from the input, as ring does, rather
+         * than copying it into acc first: a pass over the block less
+         * (p = 2, 512 KiB - 2 MiB: pairwise took 1.09-1.17x ring's time) */
+        const char *x = j == 1 ? in + off[r] * es : acc;
+
         if ((st = ucoll__sched_send(s, in + off[dst] * es, (off[dst + 1] - off[dst]) * es, dst)) ||
             (st = ucoll__sched_recv(s, tmp, mine * es, src)) || (st = ucoll__sched_round(s)) ||
-            (st = ucoll__sched_reduce(s, acc, acc, tmp, mine, a->dt, a->op))) {
+            (st = ucoll__sched_reduce(s, acc, x, tmp, mine, a->dt, a->op))) {
             goto out;
         }
     }
-    st = ucoll__sched_copy_if(s, a->rbuf, acc, mine * es);
+    st = ucoll__sched_copy_if(s, a->rbuf, p == 1 ? in + off[r] * es : acc, mine * es);
 out:
     free(off);
     return st;
