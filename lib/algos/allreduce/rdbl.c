@@ -29,6 +29,7 @@ static int rdbl_build(ucoll_sched_t *s, const ucoll_coll_args_t *a, const ucoll_
     int p = comm->size, r = comm->rank;
     size_t bytes = a->count * a->esize;
     char *acc = a->rbuf, *tmp;
+    const char *cur = a->sbuf; /* the running value: the input until the first reduction */
     ucoll_rd_t rd;
     int st;
 
@@ -42,25 +43,29 @@ static int rdbl_build(ucoll_sched_t *s, const ucoll_coll_args_t *a, const ucoll_
         }
         return ucoll__sched_recv(s, acc, bytes, r - 1);
     }
-    if ((st = ucoll__sched_copy_if(s, acc, a->sbuf, bytes)) || p == 1) {
-        return st;
+    if (p == 1) {
+        return ucoll__sched_copy_if(s, acc, a->sbuf, bytes);
     }
     tmp = ucoll__sched_scratch(s, bytes);
     if (tmp == NULL) {
         return UCOLL_ERR_NOMEM;
     }
-    if (r < 2 * rd.rem &&
-        ((st = ucoll__sched_recv(s, tmp, bytes, r + 1)) || (st = ucoll__sched_round(s)) ||
-         (st = ucoll__sched_reduce(s, acc, acc, tmp, a->count, a->dt, a->op)))) {
-        return st;
-    }
-    for (int d = 1; d < rd.p2; d *= 2) {
-        int peer = ucoll__rd_rank(&rd, rd.newrank ^ d);
-        if ((st = ucoll__sched_send(s, acc, bytes, peer)) ||
-            (st = ucoll__sched_recv(s, tmp, bytes, peer)) || (st = ucoll__sched_round(s)) ||
-            (st = ucoll__sched_reduce(s, acc, acc, tmp, a->count, a->dt, a->op))) {
+    if (r < 2 * rd.rem) {
+        if ((st = ucoll__sched_recv(s, tmp, bytes, r + 1)) || (st = ucoll__sched_round(s)) ||
+            (st = ucoll__sched_reduce(s, acc, cur, tmp, a->count, a->dt, a->op))) {
             return st;
         }
+        cur = acc;
+    }
+    /* p >= 2: at least one step, so acc ends written */
+    for (int d = 1; d < rd.p2; d *= 2) {
+        int peer = ucoll__rd_rank(&rd, rd.newrank ^ d);
+        if ((st = ucoll__sched_send(s, cur, bytes, peer)) ||
+            (st = ucoll__sched_recv(s, tmp, bytes, peer)) || (st = ucoll__sched_round(s)) ||
+            (st = ucoll__sched_reduce(s, acc, cur, tmp, a->count, a->dt, a->op))) {
+            return st;
+        }
+        cur = acc;
     }
     if (r < 2 * rd.rem) {
         return ucoll__sched_send(s, acc, bytes, r + 1);

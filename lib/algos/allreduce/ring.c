@@ -33,8 +33,8 @@ static int ring_build(ucoll_sched_t *s, const ucoll_coll_args_t *a, const ucoll_
     if (n == 0) {
         return UCOLL_OK;
     }
-    if ((st = ucoll__sched_copy_if(s, acc, a->sbuf, n * es)) || p == 1) {
-        return st;
+    if (p == 1) {
+        return ucoll__sched_copy_if(s, acc, a->sbuf, n * es);
     }
     /* two receive buffers: the next block's receive is posted while this
      * one is being reduced */
@@ -43,15 +43,20 @@ static int ring_build(ucoll_sched_t *s, const ucoll_coll_args_t *a, const ucoll_
     if (tmp[0] == NULL || tmp[1] == NULL) {
         return UCOLL_ERR_NOMEM;
     }
+    /* the input is not copied into acc first: the first send is the
+     * input's own block, and each other block is reduced once, from the
+     * input into acc (the allgather then writes the own block) */
     for (int j = 0; j < p - 1; j++) {
         int sb = (r - j + p) % p, rb = (r - j - 1 + 2 * p) % p;
         size_t so = ucoll__block_offset(n, p, sb), ro = ucoll__block_offset(n, p, rb);
         size_t rc = ucoll__block_count(n, p, rb);
-        if ((st = ucoll__sched_send(s, acc + so * es, ucoll__block_count(n, p, sb) * es, next)) ||
+        const char *from = j == 0 ? a->sbuf : acc;
+
+        if ((st = ucoll__sched_send(s, from + so * es, ucoll__block_count(n, p, sb) * es, next)) ||
             (st = ucoll__sched_recv(s, tmp[j & 1], rc * es, prev)) ||
             (st = ucoll__sched_round(s)) ||
-            (st = ucoll__sched_reduce(s, acc + ro * es, acc + ro * es, tmp[j & 1], rc, a->dt,
-                                      a->op))) {
+            (st = ucoll__sched_reduce(s, acc + ro * es, (const char *)a->sbuf + ro * es, tmp[j & 1],
+                                      rc, a->dt, a->op))) {
             return st;
         }
     }

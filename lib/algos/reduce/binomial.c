@@ -27,19 +27,21 @@ static int binomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     int sr = ucoll__srank(comm->rank, a->root, p);
     int span = ucoll__binomial_span(sr, p);
     size_t bytes = a->count * a->esize;
-    const char *acc = a->sbuf;
-    char *tmp = NULL;
+    const char *acc = a->sbuf; /* the running value: the input until the first reduction */
+    char *dst = NULL, *tmp = NULL;
     int st;
 
     if (bytes == 0) {
         return UCOLL_OK;
     }
-    if (sr == 0 || (sr + 1 < p && span > 1)) {
-        char *dst = (sr == 0) ? a->rbuf : ucoll__sched_scratch(s, bytes);
-        if (dst == NULL || (st = ucoll__sched_copy_if(s, dst, a->sbuf, bytes))) {
-            return dst ? st : UCOLL_ERR_NOMEM;
+    if (p == 1) {
+        return ucoll__sched_copy_if(s, a->rbuf, a->sbuf, bytes);
+    }
+    if (sr == 0 || (sr + 1 < p && span > 1)) { /* a child at least: sr + 1 */
+        dst = (sr == 0) ? a->rbuf : ucoll__sched_scratch(s, bytes);
+        if (dst == NULL) {
+            return UCOLL_ERR_NOMEM;
         }
-        acc = dst;
     }
     for (int d = 1; d < span && sr + d < p; d *= 2) {
         if (tmp == NULL && (tmp = ucoll__sched_scratch(s, bytes)) == NULL) {
@@ -47,9 +49,10 @@ static int binomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
         }
         if ((st = ucoll__sched_recv(s, tmp, bytes, ucoll__rank_of(sr + d, a->root, p))) ||
             (st = ucoll__sched_round(s)) ||
-            (st = ucoll__sched_reduce(s, (char *)acc, acc, tmp, a->count, a->dt, a->op))) {
+            (st = ucoll__sched_reduce(s, dst, acc, tmp, a->count, a->dt, a->op))) {
             return st;
         }
+        acc = dst;
     }
     if (sr != 0) {
         return ucoll__sched_send(s, acc, bytes,

@@ -94,8 +94,8 @@ static int knomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     int sr = ucoll__srank(comm->rank, a->root, p);
     size_t bytes = a->count * a->esize;
     int *kids, *sizes, n, st = UCOLL_OK;
-    const char *acc = a->sbuf;
-    char *tmp = NULL;
+    const char *acc = a->sbuf; /* the running value: the input until the first reduction */
+    char *dst = NULL, *tmp = NULL;
 
     if (bytes == 0) {
         return UCOLL_OK;
@@ -108,17 +108,16 @@ static int knomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     }
     /* children by level (subtree size k^i), nearest first */
     n = ucoll__knomial_children(sr, p, k, kids, sizes);
-    if (sr == 0 || n > 0) {
-        char *dst = (sr == 0) ? a->rbuf : ucoll__sched_scratch(s, bytes);
-
+    if (n == 0 && sr == 0) { /* p = 1 */
+        st = ucoll__sched_copy_if(s, a->rbuf, a->sbuf, bytes);
+        goto out;
+    }
+    if (n > 0) {
+        dst = (sr == 0) ? a->rbuf : ucoll__sched_scratch(s, bytes);
         if (dst == NULL) {
             st = UCOLL_ERR_NOMEM;
             goto out;
         }
-        if ((st = ucoll__sched_copy_if(s, dst, a->sbuf, bytes))) {
-            goto out;
-        }
-        acc = dst;
     }
     if (n > 0 && (tmp = ucoll__sched_scratch(s, (size_t)(k - 1) * bytes)) == NULL) {
         st = UCOLL_ERR_NOMEM;
@@ -140,10 +139,11 @@ static int knomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
             goto out;
         }
         for (int j = 0; j < cnt; j++) {
-            if ((st = ucoll__sched_reduce(s, (char *)acc, acc, tmp + (size_t)j * bytes, a->count,
-                                          a->dt, a->op))) {
+            if ((st = ucoll__sched_reduce(s, dst, acc, tmp + (size_t)j * bytes, a->count, a->dt,
+                                          a->op))) {
                 goto out;
             }
+            acc = dst;
         }
     }
     if (sr != 0) {

@@ -38,11 +38,7 @@ static int linear_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     if (tmp == NULL) {
         return UCOLL_ERR_NOMEM;
     }
-    if (root == 0) {
-        if ((st = ucoll__sched_copy_if(s, acc, own, bytes))) {
-            return st;
-        }
-    } else {
+    if (root != 0) {
         if (own == acc) {
             /* in place: keep the root's vector before rank 0's lands on it */
             char *keep = ucoll__sched_scratch(s, bytes);
@@ -56,11 +52,15 @@ static int linear_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
         }
     }
     for (int i = 1; i < p; i++) {
+        /* root 0 does not copy its input into acc first: the first
+         * reduction reads it */
+        const char *x = i == 1 && root == 0 ? own : acc;
+
         if (i == root) {
-            st = ucoll__sched_reduce(s, acc, acc, own, a->count, a->dt, a->op);
+            st = ucoll__sched_reduce(s, acc, x, own, a->count, a->dt, a->op);
         } else if ((st = ucoll__sched_recv(s, tmp, bytes, i)) == UCOLL_OK &&
                    (st = ucoll__sched_round(s)) == UCOLL_OK) {
-            st = ucoll__sched_reduce(s, acc, acc, tmp, a->count, a->dt, a->op);
+            st = ucoll__sched_reduce(s, acc, x, tmp, a->count, a->dt, a->op);
         }
         if (st) {
             return st;
