@@ -55,6 +55,7 @@ static int knomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     int pp = knomial_pow(p, k, &d);
     size_t bytes = a->count * a->esize;
     char *acc = a->rbuf, *tmp;
+    const char *mine = a->sbuf; /* this rank's value: the input until acc is written */
     int st;
 
     if (bytes == 0) {
@@ -67,8 +68,8 @@ static int knomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
         }
         return ucoll__sched_recv(s, acc, bytes, proxy);
     }
-    if ((st = ucoll__sched_copy_if(s, acc, a->sbuf, bytes)) || p == 1) {
-        return st;
+    if (p == 1) {
+        return ucoll__sched_copy_if(s, acc, a->sbuf, bytes);
     }
     /* k - 1 slots: one per peer of a step, and enough for the extras of a
      * proxy (at most k - 1 per proxy since p < k·p') */
@@ -87,10 +88,11 @@ static int knomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
             return st;
         }
         for (int j = 0; j < ne; j++) {
-            if ((st = ucoll__sched_reduce(s, acc, acc, tmp + (size_t)j * bytes, a->count, a->dt,
+            if ((st = ucoll__sched_reduce(s, acc, mine, tmp + (size_t)j * bytes, a->count, a->dt,
                                           a->op))) {
                 return st;
             }
+            mine = acc;
         }
     }
     for (int pw = 1, step = 0; step < d; step++, pw *= k) {
@@ -104,7 +106,7 @@ static int knomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
         for (int i = 1; i < k; i++) {
             int j = (c + i) % k;
 
-            if ((st = ucoll__sched_send(s, acc, bytes, base + j * pw)) ||
+            if ((st = ucoll__sched_send(s, mine, bytes, base + j * pw)) ||
                 (st = ucoll__sched_recv(s, tmp + (size_t)(j < c ? j : j - 1) * bytes, bytes,
                                         base + j * pw))) {
                 return st;
@@ -115,16 +117,19 @@ static int knomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
         }
         /* v_0 op v_1 op ... in group order; the running value lives in acc
          * when this rank is v_0, else in v_0's slot until the last step,
-         * and acc is read (as v_c) before it is written */
-        cur = (c == 0) ? acc : tmp;
+         * and this rank's value (v_c) is read before acc is written; the
+         * input is not copied into acc first: until a step or an extra's
+         * value has written acc, this rank's value is the input */
+        cur = (c == 0) ? mine : tmp;
         for (int j = 1; j < k; j++) {
-            const char *v = (j == c) ? acc : tmp + (size_t)(j < c ? j : j - 1) * bytes;
+            const char *v = (j == c) ? mine : tmp + (size_t)(j < c ? j : j - 1) * bytes;
             char *dst = (j == k - 1 || c == 0) ? acc : tmp;
             if ((st = ucoll__sched_reduce(s, dst, cur, v, a->count, a->dt, a->op))) {
                 return st;
             }
             cur = dst;
         }
+        mine = acc; /* the step's last reduction wrote it */
     }
     for (int x = r + pp; x < p; x += pp) {
         if ((st = ucoll__sched_send(s, acc, bytes, x))) {
