@@ -31,6 +31,13 @@
  * and compares every result with a reference computed locally: inputs are
  * small integers that every datatype represents exactly, so the expected
  * bytes are known without talking to anyone.
+ *
+ * --fresh rewrites the input before every call, outside the timed region,
+ * as an application that produces new data for each call does (a gradient,
+ * a weight): without it the input lines stay unchanged from call to call,
+ * so a peer that reads them in place (a single-copy rendezvous) may find
+ * them still in its own cache, where in an application each call's input
+ * was just written by its owner's CPU.
  */
 #include "bench.h"
 
@@ -53,6 +60,7 @@ typedef struct bench_opts {
     const char *algo;
     int check;
     int chain;         /* no barrier between calls; roots alternate between 0 and p-1 */
+    int fresh;         /* rewrite the input before each call, untimed */
     int iters, warmup; /* -1: by size */
     size_t min_size, max_size;
     ucoll_dtype_t dt;
@@ -235,6 +243,21 @@ static void fill(const bench_opts_t *o, bench_bufs_t *b, size_t n, int rank, int
     }
 }
 
+/* --fresh: write every byte of this rank's input (the root's buffer of a
+ * bcast), a value that changes from call to call. */
+static void refresh(const bench_opts_t *o, bench_bufs_t *b, size_t n, int rank, int p, int it)
+{
+    int v = 0x30 + it % 16; /* a normal float in every byte pattern */
+
+    if (o->coll == UCOLL_COLL_BCAST) {
+        if (rank == 0) {
+            memset(b->rbuf, v, n * ucoll_dtype_size(o->dt));
+        }
+        return;
+    }
+    memset(b->sbuf, v, send_elems(o->coll, n, p) * ucoll_dtype_size(o->dt));
+}
+
 /* Write the expected result into b->ref; returns the bytes to compare (0:
  * nothing to check on this rank). */
 static size_t reference(const bench_opts_t *o, bench_bufs_t *b, size_t n, int rank, int p)
@@ -329,8 +352,8 @@ static void usage(FILE *f)
     for (int c = 0; c < UCOLL_COLL_LAST; c++) {
         fprintf(f, "%s ", ucoll__coll_name((ucoll_coll_t)c));
     }
-    fprintf(f, "\noptions: --algo ID  --check  --chain  --iters N  --warmup N  --min-size B  "
-               "--max-size B  --dtype NAME  --op NAME\n");
+    fprintf(f, "\noptions: --algo ID  --check  --chain  --fresh  --iters N  --warmup N  "
+               "--min-size B  --max-size B  --dtype NAME  --op NAME\n");
 }
 
 static int parse_opts(const char *mode, int argc, char **argv, bench_opts_t *o)
@@ -366,6 +389,10 @@ static int parse_opts(const char *mode, int argc, char **argv, bench_opts_t *o)
             o->chain = 1;
             continue;
         }
+        if (strcmp(a, "--fresh") == 0) {
+            o->fresh = 1;
+            continue;
+        }
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return 1;
@@ -397,8 +424,8 @@ static int parse_opts(const char *mode, int argc, char **argv, bench_opts_t *o)
     if (o->min_size == 0) {
         o->min_size = 1;
     }
-    if (o->chain && o->check) {
-        fprintf(stderr, "ucoll_bench: --chain runs without --check\n");
+    if (o->chain && (o->check || o->fresh)) {
+        fprintf(stderr, "ucoll_bench: --chain runs without --check or --fresh\n");
         return -1;
     }
     if (o->max_size < o->min_size) {
@@ -531,6 +558,8 @@ static int bench_size(const bench_opts_t *o, bench_bufs_t *b, size_t n, size_t b
             move_salt = it % 60;
             cmp = reference(o, b, n, rank, p);
             fill(o, b, n, rank, p);
+        } else if (o->fresh && !o->check) { /* --check refills from the second call */
+            refresh(o, b, n, rank, p, it);
         }
         t0 = now_s();
         st = run_call(o, b, n, 0, comm);
@@ -589,8 +618,9 @@ int ucoll_bench_coll(ucoll_ctx_t *ctx, const char *mode, int argc, char **argv)
         if (is_reducing(o.coll)) {
             printf(" op=%s", op_names[o.op]);
         }
-        printf("%s%s\n# %-10s %12s %12s %12s\n", o.check ? " check=on" : "",
-               o.chain ? " chain=on" : "", "bytes", "avg_us", "min_us", "max_us");
+        printf("%s%s%s\n# %-10s %12s %12s %12s\n", o.check ? " check=on" : "",
+               o.chain ? " chain=on" : "", o.fresh ? " fresh=on" : "", "bytes", "avg_us", "min_us",
+               "max_us");
         fflush(stdout);
     }
     for (size_t bytes = o.min_size; bytes <= o.max_size; bytes *= 2) {

@@ -87,6 +87,29 @@ static int call(int mode, char *s, char *r, size_t bytes, int p, int root)
     }
 }
 
+/* --fresh: write this rank's input before a call, untimed, with a value
+ * that changes from call to call (as ucoll_bench --fresh). */
+static void refresh(int mode, char *s, char *r, size_t bytes, int p, int rank, int i)
+{
+    int v = 0x30 + i % 16;
+
+    switch (mode) {
+    case M_BARRIER: break;
+    case M_BCAST:
+        if (rank == 0) {
+            memset(r, v, bytes);
+        }
+        break;
+    case M_SCATTER:
+        if (rank == 0) {
+            memset(s, v, bytes * (size_t)p);
+        }
+        break;
+    case M_ALLTOALL: memset(s, v, bytes * (size_t)p); break;
+    default: memset(s, v, bytes); break;
+    }
+}
+
 static double p2p(int mode, char *s, char *r, size_t bytes, int iters, int warmup, int rank)
 {
     MPI_Request reqs[WINDOW];
@@ -133,7 +156,7 @@ static double p2p(int mode, char *s, char *r, size_t bytes, int iters, int warmu
 int main(int argc, char **argv)
 {
     size_t min = 1, max = (size_t)1 << 20, cap;
-    int mode = -1, iters = -1, warmup = -1, chain = 0, rank, p;
+    int mode = -1, iters = -1, warmup = -1, chain = 0, fresh = 0, rank, p;
     char *s, *r;
 
     MPI_Init(&argc, &argv);
@@ -150,6 +173,8 @@ int main(int argc, char **argv)
             warmup = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--chain") == 0) {
             chain = 1;
+        } else if (strcmp(argv[i], "--fresh") == 0) {
+            fresh = 1;
         } else {
             for (int m = 0; m <= M_BW; m++) {
                 if (strcmp(argv[i], names[m]) == 0) {
@@ -161,7 +186,7 @@ int main(int argc, char **argv)
     if (mode < 0) {
         if (rank == 0) {
             fprintf(stderr, "usage: mpi_bench MODE [--min-size B] [--max-size B] [--iters N] "
-                            "[--warmup N]; modes:");
+                            "[--warmup N] [--chain] [--fresh]; modes:");
             for (int m = 0; m <= M_BW; m++) {
                 fprintf(stderr, " %s", names[m]);
             }
@@ -190,9 +215,9 @@ int main(int argc, char **argv)
     memset(s, 1, cap);
     memset(r, 0, cap);
     if (rank == 0) {
-        printf("# mpi_bench %s%s p=%d\n# %-10s %12s %12s %12s\n", names[mode],
-               chain ? " chain" : "", p, "bytes", mode == M_BW ? "MB/s" : "avg_us", "min_us",
-               "max_us");
+        printf("# mpi_bench %s%s%s p=%d\n# %-10s %12s %12s %12s\n", names[mode],
+               chain ? " chain" : "", fresh ? " fresh" : "", p, "bytes",
+               mode == M_BW ? "MB/s" : "avg_us", "min_us", "max_us");
         fflush(stdout);
     }
     for (size_t bytes = min; bytes <= max; bytes *= 2) {
@@ -234,7 +259,12 @@ int main(int argc, char **argv)
             MPI_Barrier(MPI_COMM_WORLD);
         } else {
             for (int i = 0; i < wu + it; i++) {
-                double t0 = MPI_Wtime();
+                double t0;
+
+                if (fresh) {
+                    refresh(mode, s, r, bytes, p, rank, i);
+                }
+                t0 = MPI_Wtime();
                 call(mode, s, r, bytes, p, 0);
                 if (i >= wu) {
                     total += MPI_Wtime() - t0;

@@ -51,6 +51,9 @@
 #   -t TLS           UCX_TLS for all three (default sm,self)
 #   --timeout S      limit of one run in seconds (default 600)
 #   --out DIR        results (default bench-results/<timestamp>)
+#   --fresh          every library rewrites its input before each call,
+#                    untimed (an application's new data each call); without
+#                    it the input stays the same from call to call (OSU)
 # e.g. bench/vs_mpi.sh -o "bcast allreduce" -p 2 --max-size 64k -r 1
 #
 # When p exceeds the cores, each library's way of waiting (ucoll's
@@ -71,6 +74,7 @@ BUILD=build
 TLS=sm,self
 TMO=600
 OUT=
+FRESH=
 KNOWN_OPS=" barrier bcast bcast_chain reduce allreduce gather scatter allgather alltoall reduce_scatter_block "
 LIBS="ucoll openmpi mpich"
 WANT=$LIBS
@@ -94,6 +98,7 @@ while [ $# -gt 0 ]; do
     -t) [ $# -ge 2 ] || die "-t needs a value"; TLS=$2; shift ;;
     --timeout) [ $# -ge 2 ] || die "--timeout needs a value"; TMO=$2; shift ;;
     --out) [ $# -ge 2 ] || die "--out needs a value"; OUT=$2; shift ;;
+    --fresh) FRESH=--fresh ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument '$1'" ;;
     esac
@@ -168,7 +173,7 @@ version_of() {  # lib -> its version
     line="#"
     for lib in "${active[@]}"; do line+=" ${NAME[$lib]} $(version_of "$lib"),"; done
     echo "$line UCX $(ucx_info -v 2>/dev/null | awk 'NR == 1 {print $NF}')"
-    echo "# command: $0 -o \"$OPS\" -p \"$PS\" --min-size $MIN${MAX:+ --max-size $MAX} -r $RUNS -b $BUILD -t $TLS --timeout $TMO --out $OUT"
+    echo "# command: $0 -o \"$OPS\" -p \"$PS\" --min-size $MIN${MAX:+ --max-size $MAX} -r $RUNS -b $BUILD -t $TLS --timeout $TMO --out $OUT${FRESH:+ $FRESH}"
 } | tee "$OUT/info.txt"
 
 # The cache line's round trip between CPUs 0 and 1 now, in ns (empty where
@@ -192,7 +197,7 @@ run_one() {  # lib op p run
     if [ "$op" = bcast_chain ]; then
         cmd+=(bcast --chain --min-size "$MIN" --max-size "$max")
     else
-        cmd+=("$op" --min-size "$MIN" --max-size "$max")
+        cmd+=("$op" --min-size "$MIN" --max-size "$max" $FRESH)
     fi
     log=$OUT/logs/$op-p$p-$lib-r$r
     echo "${cmd[*]}" >"$log.cmd"

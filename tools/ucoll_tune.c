@@ -11,6 +11,7 @@
  *       line gets wake= the difference in alpha (the wait for descheduled
  *       peers, which the runtime then does not add a second time).
  *   ucoll_tune OP[,OP...] [-o FILE] [--min-size B] [--max-size B] [--iters N]
+ *              [--fresh]
  *       Run every algorithm of each operation that can serve, over sizes
  *       (powers of 4), three times in alternation (medians of
  *       measurements of about 20 ms of calls each, 10-2000 calls), with the
@@ -22,7 +23,10 @@
  *       than 5%, once more after the whole sweep (a rule must win both
  *       looks); write rules (op, size range, this p -> algorithm and
  *       parameters) with the measured times as comments, and print the
- *       default selection's time against the best.
+ *       default selection's time against the best. --fresh rewrites each
+ *       call's input before it, untimed (as ucoll_bench --fresh): rules
+ *       for an application that produces new data for every call, where
+ *       a peer reading the input in place cannot find it in its own cache.
  *   ucoll_tune --merge FILE FILE... -o OUT
  *       No launcher: one tuning file from those of several jobs, a rule
  *       where more than half of them chose alike (tune_merge.c).
@@ -58,6 +62,7 @@
 #define STREAM_ON 32768
 
 static int rank, size;
+static int fresh; /* --fresh */
 /* The job's UCOLL_SHM_STREAM_MIN and UCOLL_SHM_STREAM_ADAPT, which
  * set_params restores. */
 static size_t stream_setting;
@@ -345,6 +350,31 @@ static int call(const sweep_t *s, size_t n, ucoll_comm_t *w)
     }
 }
 
+/* --fresh: write this rank's input of a call of n elements, a value that
+ * changes from call to call. */
+static void refresh(const sweep_t *s, size_t n, int i)
+{
+    size_t in = n * sizeof(float);
+
+    switch (s->coll) {
+    case UCOLL_COLL_BARRIER: return;
+    case UCOLL_COLL_BCAST:
+        if (rank == 0) {
+            memset(s->rbuf, 0x30 + i % 16, in);
+        }
+        return;
+    case UCOLL_COLL_SCATTER:
+        if (rank != 0) {
+            return;
+        }
+        /* fall through */
+    case UCOLL_COLL_ALLTOALL:
+    case UCOLL_COLL_REDUCE_SCATTER_BLOCK: in *= (size_t)size; break;
+    default: break;
+    }
+    memset(s->sbuf, 0x30 + i % 16, in);
+}
+
 /* Select algo (NULL: the default selection), seg and radix (0: model),
  * the shm way (0: model) and the shm streaming threshold (-1: the job's
  * UCOLL_SHM_STREAM_MIN and UCOLL_SHM_STREAM_ADAPT; else that threshold,
@@ -379,6 +409,9 @@ static double measure(ucoll_ctx_t *ctx, const sweep_t *s, size_t bytes, int iter
         st = call(s, n, w);
     }
     for (int i = 0; i < iters && st == UCOLL_OK; i++) {
+        if (fresh) {
+            refresh(s, n, i);
+        }
         if (s->coll != UCOLL_COLL_BARRIER) {
             st = ucoll_barrier(w);
         }
@@ -805,9 +838,11 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: ucoll_tune --calibrate [-o FILE]\n"
                "       ucoll_tune OP[,OP...] [-o FILE] [--min-size B] [--max-size B] [--iters N]\n"
+               "                  [--fresh]\n"
                "  under a launcher; appends to FILE (default ucoll-tune.txt), for\n"
                "  UCOLL_TUNE_FILE; with UCOLL_TUNE_FILE set (another file), the sweep's default\n"
-               "  is the selection under its rules.\n"
+               "  is the selection under its rules; --fresh rewrites each call's input first,\n"
+               "  untimed (an application's new data every call).\n"
                "  OP: barrier bcast reduce allreduce gather scatter allgather\n"
                "  alltoall reduce_scatter_block scan exscan\n"
                "       ucoll_tune --merge FILE FILE... -o OUT\n"
@@ -876,6 +911,8 @@ int main(int argc, char **argv)
             i++;
         } else if (!strcmp(argv[i], "--iters") && v) {
             iters = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--fresh")) {
+            fresh = 1;
         } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
             return 0;
@@ -922,8 +959,9 @@ int main(int argc, char **argv)
             char host[64] = "?";
 
             gethostname(host, sizeof(host) - 1);
-            fprintf(f, "# ucoll_tune %s on %s, %d ranks (%d on rank 0's node), %s", ucoll_version(),
-                    host, size, ucoll_local_size(ctx), ctime(&t));
+            fprintf(f, "# ucoll_tune %s on %s, %d ranks (%d on rank 0's node),%s %s",
+                    ucoll_version(), host, size, ucoll_local_size(ctx),
+                    fresh ? " input rewritten before each call," : "", ctime(&t));
         }
     }
     ucoll_bcast(&rc, 1, UCOLL_INT32, 0, ucoll_comm_world(ctx));
