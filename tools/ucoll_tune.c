@@ -11,7 +11,7 @@
  *       line gets wake= the difference in alpha (the wait for descheduled
  *       peers, which the runtime then does not add a second time).
  *   ucoll_tune OP[,OP...] [-o FILE] [--min-size B] [--max-size B] [--iters N]
- *              [--fresh]
+ *              [--same-input]
  *       Run every algorithm of each operation that can serve, over sizes
  *       (powers of 4), three times in alternation (medians of
  *       measurements of about 20 ms of calls each, 10-2000 calls), with the
@@ -23,10 +23,14 @@
  *       than 5%, once more after the whole sweep (a rule must win both
  *       looks); write rules (op, size range, this p -> algorithm and
  *       parameters) with the measured times as comments, and print the
- *       default selection's time against the best. --fresh rewrites each
- *       call's input before it, untimed (as ucoll_bench --fresh): rules
- *       for an application that produces new data for every call, where
- *       a peer reading the input in place cannot find it in its own cache.
+ *       default selection's time against the best. Each call's input is
+ *       rewritten before it, untimed (as ucoll_bench --fresh): rules are
+ *       for an application, which produces new data for every call, so a
+ *       peer reading the input in place cannot find it in its own cache
+ *       from the call before. --same-input leaves it alone (the OSU
+ *       method): at p = 2 with the CPUs far apart, message-based rows that
+ *       read their peers' input in place then looked up to 1.7x quicker
+ *       than the shm row, and lost to it with the input rewritten.
  *   ucoll_tune --merge FILE FILE... -o OUT
  *       No launcher: one tuning file from those of several jobs, a rule
  *       where more than half of them chose alike (tune_merge.c).
@@ -62,7 +66,7 @@
 #define STREAM_ON 32768
 
 static int rank, size;
-static int fresh; /* --fresh */
+static int fresh = 1; /* 0: --same-input */
 /* The job's UCOLL_SHM_STREAM_MIN and UCOLL_SHM_STREAM_ADAPT, which
  * set_params restores. */
 static size_t stream_setting;
@@ -350,7 +354,7 @@ static int call(const sweep_t *s, size_t n, ucoll_comm_t *w)
     }
 }
 
-/* --fresh: write this rank's input of a call of n elements, a value that
+/* Write this rank's input of a call of n elements, a value that
  * changes from call to call. */
 static void refresh(const sweep_t *s, size_t n, int i)
 {
@@ -838,11 +842,11 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: ucoll_tune --calibrate [-o FILE]\n"
                "       ucoll_tune OP[,OP...] [-o FILE] [--min-size B] [--max-size B] [--iters N]\n"
-               "                  [--fresh]\n"
+               "                  [--same-input]\n"
                "  under a launcher; appends to FILE (default ucoll-tune.txt), for\n"
                "  UCOLL_TUNE_FILE; with UCOLL_TUNE_FILE set (another file), the sweep's default\n"
-               "  is the selection under its rules; --fresh rewrites each call's input first,\n"
-               "  untimed (an application's new data every call).\n"
+               "  is the selection under its rules. Each call's input is rewritten before it,\n"
+               "  untimed (an application's new data every call); --same-input keeps it.\n"
                "  OP: barrier bcast reduce allreduce gather scatter allgather\n"
                "  alltoall reduce_scatter_block scan exscan\n"
                "       ucoll_tune --merge FILE FILE... -o OUT\n"
@@ -911,8 +915,8 @@ int main(int argc, char **argv)
             i++;
         } else if (!strcmp(argv[i], "--iters") && v) {
             iters = atoi(argv[++i]);
-        } else if (!strcmp(argv[i], "--fresh")) {
-            fresh = 1;
+        } else if (!strcmp(argv[i], "--same-input")) {
+            fresh = 0;
         } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
             return 0;
@@ -961,7 +965,9 @@ int main(int argc, char **argv)
             gethostname(host, sizeof(host) - 1);
             fprintf(f, "# ucoll_tune %s on %s, %d ranks (%d on rank 0's node),%s %s",
                     ucoll_version(), host, size, ucoll_local_size(ctx),
-                    fresh ? " input rewritten before each call," : "", ctime(&t));
+                    fresh ? " input rewritten before each call,"
+                          : " input unchanged between calls,",
+                    ctime(&t));
         }
     }
     ucoll_bcast(&rc, 1, UCOLL_INT32, 0, ucoll_comm_world(ctx));

@@ -29,6 +29,14 @@ UCOLL_TUNE_FILE=$f UCOLL_LOG_LEVEL=warn "$ucollrun" -n 3 --timeout 120 "$prog" 3
 if [ $? != 0 ] || grep -q "cannot parse" "$tmp/out" || [ "$(grep -c ', 0 failed' "$tmp/out")" != 3 ]; then
     cat "$tmp/out"; echo "FAIL: a job with the tuning file"; fail=1
 fi
+# the sweep rewrites each call's input by default, and says so in the
+# file; --same-input leaves it alone, and says that
+grep -q '^# ucoll_tune .*input rewritten before each call' "$f" ||
+    { echo "FAIL: the sweep's header does not say the input was rewritten"; fail=1; }
+"$ucollrun" -n 2 --timeout 120 "$tune" allreduce --same-input --max-size 64 --iters 20 \
+    -o "$tmp/same.txt" >"$tmp/out" 2>&1 && grep -q '^allreduce:' "$tmp/same.txt" &&
+    grep -q '^# ucoll_tune .*input unchanged between calls' "$tmp/same.txt" ||
+    { cat "$tmp/out" "$tmp/same.txt"; echo "FAIL: ucoll_tune --same-input"; fail=1; }
 # with a tuning file set, the sweep's "default" is the selection under its
 # rules (the check of a tuning); the file it writes must be another
 printf 'bcast:0-inf:@linear:np=2-2\n' >"$tmp/rules.txt"
