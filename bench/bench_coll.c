@@ -32,8 +32,9 @@
  * small integers that every datatype represents exactly, so the expected
  * bytes are known without talking to anyone.
  *
- * --fresh rewrites the input before every call, outside the timed region,
- * as an application that produces new data for each call does (a gradient,
+ * --fresh rewrites the input before every call, outside the timed region
+ * and followed by a barrier (a root's rewrite is no peer's wait), as an
+ * application that produces new data for each call does (a gradient,
  * a weight): without it the input lines stay unchanged from call to call,
  * so a peer that reads them in place (a single-copy rendezvous) may find
  * them still in its own cache, where in an application each call's input
@@ -559,7 +560,12 @@ static int bench_size(const bench_opts_t *o, bench_bufs_t *b, size_t n, size_t b
             cmp = reference(o, b, n, rank, p);
             fill(o, b, n, rank, p);
         } else if (o->fresh && !o->check) { /* --check refills from the second call */
+            /* then a barrier, so that no rank's timed call waits for
+             * another's rewrite (a bcast's root rewrites alone) */
             refresh(o, b, n, rank, p, it);
+            if ((st = ucoll_barrier(comm)) != UCOLL_OK) {
+                return st;
+            }
         }
         t0 = now_s();
         st = run_call(o, b, n, 0, comm);

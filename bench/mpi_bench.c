@@ -261,8 +261,9 @@ int main(int argc, char **argv)
             for (int i = 0; i < wu + it; i++) {
                 double t0;
 
-                if (fresh) {
+                if (fresh) { /* then a barrier: a root's rewrite is no peer's wait */
                     refresh(mode, s, r, bytes, p, rank, i);
+                    MPI_Barrier(MPI_COMM_WORLD);
                 }
                 t0 = MPI_Wtime();
                 call(mode, s, r, bytes, p, 0);
