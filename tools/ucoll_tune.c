@@ -30,7 +30,8 @@
  *       from the call before. --same-input leaves it alone (the OSU
  *       method): at p = 2 with the CPUs far apart, message-based rows that
  *       read their peers' input in place then looked up to 1.7x quicker
- *       than the shm row, and lost to it with the input rewritten.
+ *       than the shm row, and with the input rewritten were no quicker
+ *       far apart and half as quick close.
  *   ucoll_tune --merge FILE FILE... -o OUT
  *       No launcher: one tuning file from those of several jobs, a rule
  *       where more than half of them chose alike (tune_merge.c).
