@@ -169,12 +169,12 @@ static inline char *piece(const ucoll_shm_op_t *op, int rr, uint64_t k, int r, s
  * time at 2 and 4 MiB). reduce_scatter_block's pieces are read by a
  * reduction, which took them faster from the writer's cache (p = 2, 1-8
  * MiB: 1.03-1.09x the time streamed). */
-static void put_piece(const ucoll_shm_op_t *op, char *dst, const char *src, size_t len)
+static void put_piece(ucoll_shm_op_t *op, char *dst, const char *src, size_t len)
 {
     if (op->root == UCOLL_SHM_XCHG_COPY && op->slots == 2) {
         ucoll__shm_publish(op, dst, src, len);
     } else {
-        ucoll__shm_copy(dst, src, len);
+        ucoll__shm_put(op, dst, src, len);
     }
 }
 
@@ -256,7 +256,7 @@ int ucoll__shm_xchg_poll(ucoll_shm_op_t *op)
                 return UCOLL_SHM_AGAIN;
             }
             if (op->root == UCOLL_SHM_XCHG_ALLREDUCE) {
-                ucoll__shm_copy(piece(op, me, k, 0, stride), in + off * es, len * es);
+                ucoll__shm_put(op, piece(op, me, k, 0, stride), in + off * es, len * es);
             }
             for (int r = 0; r < p && op->root != UCOLL_SHM_XCHG_ALLREDUCE; r++) {
                 if (r != me) {

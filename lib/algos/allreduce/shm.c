@@ -429,7 +429,7 @@ static int oneshot_poll(ucoll_shm_op_t *op)
         if (!ucoll__shm_all_reached(op, ucoll__shm_end(since))) {
             return UCOLL_SHM_AGAIN;
         }
-        ucoll__shm_copy(ucoll__shm_small_buf(sh, sh->rank, area, bytes), op->sbuf, bytes);
+        ucoll__shm_put(op, ucoll__shm_small_buf(sh, sh->rank, area, bytes), op->sbuf, bytes);
         if (root >= 0 && sh->rank != root) {
             /* reduce: the root reads it before it is done with call s,
              * and nobody writes this place again before that */
@@ -478,9 +478,9 @@ static int sliced_poll(ucoll_shm_op_t *op)
                                                    : ucoll__shm_pos(s, 3 * k - 1))) {
                 return UCOLL_SHM_AGAIN;
             }
-            ucoll__shm_copy(ucoll__shm_data(sh, me), in, so * es);
-            ucoll__shm_copy(ucoll__shm_data(sh, me) + (so + sc) * es, in + (so + sc) * es,
-                            (len - so - sc) * es);
+            ucoll__shm_put(op, ucoll__shm_data(sh, me), in, so * es);
+            ucoll__shm_put(op, ucoll__shm_data(sh, me) + (so + sc) * es, in + (so + sc) * es,
+                           (len - so - sc) * es);
             ucoll__shm_post(sh, ucoll__shm_pos(s, 3 * k + 1));
             op->phase = 1;
         }
@@ -540,7 +540,7 @@ static int rootpipe_poll(ucoll_shm_op_t *op)
                       : ucoll__shm_load(sh, root) < ucoll__shm_pos(s, k - 1)) {
                 return UCOLL_SHM_AGAIN;
             }
-            ucoll__shm_copy(mine, (const char *)op->sbuf + off * es, len * es);
+            ucoll__shm_put(op, mine, (const char *)op->sbuf + off * es, len * es);
             ucoll__shm_post(sh, k + 1 == nch ? ucoll__shm_end(s) : ucoll__shm_pos(s, k + 1));
             continue;
         }
@@ -553,7 +553,8 @@ static int rootpipe_poll(ucoll_shm_op_t *op)
             const void *x0, *x1;
 
             if (op->sbuf == op->rbuf && root != 0) {
-                ucoll__shm_copy(mine, own, len * es); /* rank order writes dst before reading it */
+                /* rank order writes dst before reading it */
+                ucoll__shm_put(op, mine, own, len * es);
                 own = mine;
             }
             x0 = root == 0 ? own : ucoll__shm_data(sh, 0) + (k % 2) * slot;
