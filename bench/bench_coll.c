@@ -39,8 +39,16 @@
  * so a peer that reads them in place (a single-copy rendezvous) may find
  * them still in its own cache, where in an application each call's input
  * was just written by its owner's CPU.
+ *
+ * The rewrite's bytes vary along the vector (varied.h). --varied fills
+ * the first input so too: by default it repeats every few elements (a
+ * reduction's every 4, as --check needs), so equal stretches sit at
+ * different offsets of the vector, which a row that leaves unwritten the
+ * bytes its shared memory already holds (progress/shm.h, ucoll__shm_put)
+ * finds where unchanged weights would not let it.
  */
 #include "bench.h"
+#include "varied.h"
 
 #include "algos/algos.h"
 #include "core.h"
@@ -62,6 +70,7 @@ typedef struct bench_opts {
     int check;
     int chain;         /* no barrier between calls; roots alternate between 0 and p-1 */
     int fresh;         /* rewrite the input before each call, untimed */
+    int varied;        /* input bytes that vary along the vector (no repeats) */
     int iters, warmup; /* -1: by size */
     size_t min_size, max_size;
     ucoll_dtype_t dt;
@@ -244,19 +253,41 @@ static void fill(const bench_opts_t *o, bench_bufs_t *b, size_t n, int rank, int
     }
 }
 
+/* This rank's input bytes: the root's buffer of a bcast (others: none),
+ * else the send buffer. */
+static void *input_of(const bench_opts_t *o, bench_bufs_t *b, size_t n, int rank, int p,
+                      size_t *len)
+{
+    if (o->coll == UCOLL_COLL_BCAST) {
+        *len = rank == 0 ? n * ucoll_dtype_size(o->dt) : 0;
+        return b->rbuf;
+    }
+    *len = send_elems(o->coll, n, p) * ucoll_dtype_size(o->dt);
+    return b->sbuf;
+}
+
+/* fill, with --varied's input */
+static void fill_input(const bench_opts_t *o, bench_bufs_t *b, size_t n, int rank, int p)
+{
+    size_t len;
+    void *in;
+
+    fill(o, b, n, rank, p);
+    if (o->varied) {
+        in = input_of(o, b, n, rank, p, &len);
+        ucoll_bench_vary(in, len, (uint64_t)rank << 32);
+    }
+}
+
 /* --fresh: write every byte of this rank's input (the root's buffer of a
- * bcast), a value that changes from call to call. */
+ * bcast), bytes that change along the vector and from call to call
+ * (varied.h: an application's new data, not one byte value). */
 static void refresh(const bench_opts_t *o, bench_bufs_t *b, size_t n, int rank, int p, int it)
 {
-    int v = 0x30 + it % 16; /* a normal float in every byte pattern */
+    size_t len;
+    void *in = input_of(o, b, n, rank, p, &len);
 
-    if (o->coll == UCOLL_COLL_BCAST) {
-        if (rank == 0) {
-            memset(b->rbuf, v, n * ucoll_dtype_size(o->dt));
-        }
-        return;
-    }
-    memset(b->sbuf, v, send_elems(o->coll, n, p) * ucoll_dtype_size(o->dt));
+    ucoll_bench_vary(in, len, (uint64_t)rank << 32 | (uint64_t)(it + 1));
 }
 
 /* Write the expected result into b->ref; returns the bytes to compare (0:
@@ -353,7 +384,7 @@ static void usage(FILE *f)
     for (int c = 0; c < UCOLL_COLL_LAST; c++) {
         fprintf(f, "%s ", ucoll__coll_name((ucoll_coll_t)c));
     }
-    fprintf(f, "\noptions: --algo ID  --check  --chain  --fresh  --iters N  --warmup N  "
+    fprintf(f, "\noptions: --algo ID  --check  --chain  --fresh  --varied  --iters N  --warmup N  "
                "--min-size B  --max-size B  --dtype NAME  --op NAME\n");
 }
 
@@ -394,6 +425,10 @@ static int parse_opts(const char *mode, int argc, char **argv, bench_opts_t *o)
             o->fresh = 1;
             continue;
         }
+        if (strcmp(a, "--varied") == 0) {
+            o->varied = 1;
+            continue;
+        }
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return 1;
@@ -427,6 +462,10 @@ static int parse_opts(const char *mode, int argc, char **argv, bench_opts_t *o)
     }
     if (o->chain && (o->check || o->fresh)) {
         fprintf(stderr, "ucoll_bench: --chain runs without --check or --fresh\n");
+        return -1;
+    }
+    if (o->check && o->varied) {
+        fprintf(stderr, "ucoll_bench: --check sets its own inputs, without --varied\n");
         return -1;
     }
     if (o->max_size < o->min_size) {
@@ -548,7 +587,7 @@ static int bench_size(const bench_opts_t *o, bench_bufs_t *b, size_t n, size_t b
     if (o->check) {
         cmp = reference(o, b, n, rank, p);
     }
-    fill(o, b, n, rank, p);
+    fill_input(o, b, n, rank, p);
     if (o->chain) {
         return bench_chain(o, b, n, warmup, iters, comm, lat_p, bad_p);
     }
@@ -624,9 +663,9 @@ int ucoll_bench_coll(ucoll_ctx_t *ctx, const char *mode, int argc, char **argv)
         if (is_reducing(o.coll)) {
             printf(" op=%s", op_names[o.op]);
         }
-        printf("%s%s%s\n# %-10s %12s %12s %12s\n", o.check ? " check=on" : "",
-               o.chain ? " chain=on" : "", o.fresh ? " fresh=on" : "", "bytes", "avg_us", "min_us",
-               "max_us");
+        printf("%s%s%s%s\n# %-10s %12s %12s %12s\n", o.check ? " check=on" : "",
+               o.chain ? " chain=on" : "", o.fresh ? " fresh=on" : "", o.varied ? " varied=on" : "",
+               "bytes", "avg_us", "min_us", "max_us");
         fflush(stdout);
     }
     for (size_t bytes = o.min_size; bytes <= o.max_size; bytes *= 2) {

@@ -21,6 +21,8 @@
  * Built only when an MPI compiler wrapper is installed (bench/meson.build),
  * never linked into the runtime. Rows are "bytes avg_us min_us max_us".
  */
+#include "varied.h"
+
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,26 +89,26 @@ static int call(int mode, char *s, char *r, size_t bytes, int p, int root)
     }
 }
 
-/* --fresh: write this rank's input before a call, untimed, with a value
- * that changes from call to call (as ucoll_bench --fresh). */
+/* --fresh: write this rank's input before a call, untimed, with bytes that
+ * change along it and from call to call (as ucoll_bench --fresh). */
 static void refresh(int mode, char *s, char *r, size_t bytes, int p, int rank, int i)
 {
-    int v = 0x30 + i % 16;
+    uint64_t salt = (uint64_t)rank << 32 | (uint64_t)(i + 1);
 
     switch (mode) {
     case M_BARRIER: break;
     case M_BCAST:
         if (rank == 0) {
-            memset(r, v, bytes);
+            ucoll_bench_vary(r, bytes, salt);
         }
         break;
     case M_SCATTER:
         if (rank == 0) {
-            memset(s, v, bytes * (size_t)p);
+            ucoll_bench_vary(s, bytes * (size_t)p, salt);
         }
         break;
-    case M_ALLTOALL: memset(s, v, bytes * (size_t)p); break;
-    default: memset(s, v, bytes); break;
+    case M_ALLTOALL: ucoll_bench_vary(s, bytes * (size_t)p, salt); break;
+    default: ucoll_bench_vary(s, bytes, salt); break;
     }
 }
 

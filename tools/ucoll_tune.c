@@ -48,6 +48,7 @@
 #include "dtype.h"
 #include "transport/bootstrap.h"
 #include "tune_merge.h"
+#include "../bench/varied.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -355,17 +356,20 @@ static int call(const sweep_t *s, size_t n, ucoll_comm_t *w)
     }
 }
 
-/* Write this rank's input of a call of n elements, a value that
- * changes from call to call. */
+/* Write this rank's input of a call of n elements, bytes that change
+ * along it and from call to call (bench/varied.h: an application's data;
+ * one byte value would let the shm rows skip rewriting equal stretches of
+ * their regions where such data would not). */
 static void refresh(const sweep_t *s, size_t n, int i)
 {
     size_t in = n * sizeof(float);
+    uint64_t salt = (uint64_t)rank << 32 | (uint64_t)(i + 1);
 
     switch (s->coll) {
     case UCOLL_COLL_BARRIER: return;
     case UCOLL_COLL_BCAST:
         if (rank == 0) {
-            memset(s->rbuf, 0x30 + i % 16, in);
+            ucoll_bench_vary(s->rbuf, in, salt);
         }
         return;
     case UCOLL_COLL_SCATTER:
@@ -377,7 +381,7 @@ static void refresh(const sweep_t *s, size_t n, int i)
     case UCOLL_COLL_REDUCE_SCATTER_BLOCK: in *= (size_t)size; break;
     default: break;
     }
-    memset(s->sbuf, 0x30 + i % 16, in);
+    ucoll_bench_vary(s->sbuf, in, salt);
 }
 
 /* Select algo (NULL: the default selection), seg and radix (0: model),
