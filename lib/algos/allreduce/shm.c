@@ -34,10 +34,14 @@
  *   pipelined ways were set against it, and the model already
  *   undercharged this way against the pipelined one at p = 2.
  *
- * pipelined to the root (reduce only): the region's data area is two
- * slots; the others copy chunk k of their input into slot k mod 2 and
- * publish pos(s, k+1) (end(s) for the last chunk: they are then done),
- * once the root is through chunk k-2 (its pos(s, k-1)); the root reduces
+ * pipelined to the root (reduce only): the region's data area is S >= 2
+ * slots of a chunk; the others copy chunk k of their input into slot
+ * k mod S and publish pos(s, k+1) (end(s) for the last chunk: they are
+ * then done), once the root is through chunk k-S (its pos(s, k-S+1)), so
+ * a vector the area holds keeps each chunk in one place from call to call
+ * (an unchanged input then leaves the slots unwritten, ucoll__shm_put;
+ * with two slots, chunks of 128 KiB made an unchanged 512 KiB alternate
+ * and rewrite every line); the root reduces
  * chunk k straight into rbuf, in rank order, its own input read from
  * sbuf, as soon as every other rank has published chunk k, then publishes
  * pos(s, k+1), and end(s) after the last. The root copies nothing (but
@@ -526,18 +530,19 @@ static int rootpipe_poll(ucoll_shm_op_t *op)
     const ucoll_shm_t *sh = op->sh;
     size_t es = op->esize, ce = op->chunk, slot = ALIGN64(ce * es);
     uint64_t s = op->seq, nch = (op->count + ce - 1) / ce;
+    uint64_t S = sh->data_size / slot; /* slots: 2 or more (rootpipe_chunk) */
     int me = sh->rank, p = sh->p, root = op->root;
 
     for (; op->k < nch; op->k++) {
         uint64_t k = op->k;
         size_t off = (size_t)k * ce, len = UCOLL_MIN(ce, op->count - off);
-        char *mine = ucoll__shm_data(sh, me) + (k % 2) * slot;
+        char *mine = ucoll__shm_data(sh, me) + (k % S) * slot;
 
         if (me != root) {
-            /* my slot k mod 2 is free once the root is through chunk k-2
-             * (and, for the first two, once everyone is done with s-1) */
-            if (k < 2 ? !ucoll__shm_all_reached(op, ucoll__shm_end(s - 1))
-                      : ucoll__shm_load(sh, root) < ucoll__shm_pos(s, k - 1)) {
+            /* my slot k mod S is free once the root is through chunk k-S
+             * (and, for the first S, once everyone is done with s-1) */
+            if (k < S ? !ucoll__shm_all_reached(op, ucoll__shm_end(s - 1))
+                      : ucoll__shm_load(sh, root) < ucoll__shm_pos(s, k - S + 1)) {
                 return UCOLL_SHM_AGAIN;
             }
             ucoll__shm_put(op, mine, (const char *)op->sbuf + off * es, len * es);
@@ -557,11 +562,11 @@ static int rootpipe_poll(ucoll_shm_op_t *op)
                 ucoll__shm_put(op, mine, own, len * es);
                 own = mine;
             }
-            x0 = root == 0 ? own : ucoll__shm_data(sh, 0) + (k % 2) * slot;
-            x1 = root == 1 ? own : ucoll__shm_data(sh, 1) + (k % 2) * slot;
+            x0 = root == 0 ? own : ucoll__shm_data(sh, 0) + (k % S) * slot;
+            x1 = root == 1 ? own : ucoll__shm_data(sh, 1) + (k % S) * slot;
             ucoll__reduce(dst, x0, x1, len, (ucoll_dtype_t)op->dt, (ucoll_op_t)op->op);
             for (int r = 2; r < p; r++) {
-                const void *xr = r == root ? own : ucoll__shm_data(sh, r) + (k % 2) * slot;
+                const void *xr = r == root ? own : ucoll__shm_data(sh, r) + (k % S) * slot;
 
                 ucoll__reduce(dst, dst, xr, len, (ucoll_dtype_t)op->dt, (ucoll_op_t)op->op);
             }
