@@ -158,7 +158,7 @@ static double p2p(int mode, char *s, char *r, size_t bytes, int iters, int warmu
 int main(int argc, char **argv)
 {
     size_t min = 1, max = (size_t)1 << 20, cap;
-    int mode = -1, iters = -1, warmup = -1, chain = 0, fresh = 0, rank, p;
+    int mode = -1, iters = -1, warmup = -1, chain = 0, fresh = 0, varied = 0, rank, p;
     char *s, *r;
 
     MPI_Init(&argc, &argv);
@@ -177,6 +177,8 @@ int main(int argc, char **argv)
             chain = 1;
         } else if (strcmp(argv[i], "--fresh") == 0) {
             fresh = 1;
+        } else if (strcmp(argv[i], "--varied") == 0) {
+            varied = 1;
         } else {
             for (int m = 0; m <= M_BW; m++) {
                 if (strcmp(argv[i], names[m]) == 0) {
@@ -188,7 +190,7 @@ int main(int argc, char **argv)
     if (mode < 0) {
         if (rank == 0) {
             fprintf(stderr, "usage: mpi_bench MODE [--min-size B] [--max-size B] [--iters N] "
-                            "[--warmup N] [--chain] [--fresh]; modes:");
+                            "[--warmup N] [--chain] [--fresh] [--varied]; modes:");
             for (int m = 0; m <= M_BW; m++) {
                 fprintf(stderr, " %s", names[m]);
             }
@@ -216,9 +218,15 @@ int main(int argc, char **argv)
     }
     memset(s, 1, cap);
     memset(r, 0, cap);
+    if (varied) { /* as ucoll_bench --varied: the input varies along it */
+        ucoll_bench_vary(s, cap, (uint64_t)rank << 32);
+        if (rank == 0) {
+            ucoll_bench_vary(r, cap, (uint64_t)rank << 32); /* the bcast root's */
+        }
+    }
     if (rank == 0) {
-        printf("# mpi_bench %s%s%s p=%d\n# %-10s %12s %12s %12s\n", names[mode],
-               chain ? " chain" : "", fresh ? " fresh" : "", p, "bytes",
+        printf("# mpi_bench %s%s%s%s p=%d\n# %-10s %12s %12s %12s\n", names[mode],
+               chain ? " chain" : "", fresh ? " fresh" : "", varied ? " varied" : "", p, "bytes",
                mode == M_BW ? "MB/s" : "avg_us", "min_us", "max_us");
         fflush(stdout);
     }

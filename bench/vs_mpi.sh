@@ -54,6 +54,11 @@
 #   --fresh          every library rewrites its input before each call,
 #                    untimed (an application's new data each call); without
 #                    it the input stays the same from call to call (OSU)
+#   Every library's input varies along the vector (--varied: no two
+#   64-byte stretches alike; bench/varied.h), so that ucoll's shm rows,
+#   which leave unwritten the stretches of their regions that already
+#   hold the same bytes, cannot profit from a fill that repeats along the
+#   vector, as an application's data would not let them.
 # e.g. bench/vs_mpi.sh -o "bcast allreduce" -p 2 --max-size 64k -r 1
 #
 # When p exceeds the cores, each library's way of waiting (ucoll's
@@ -197,7 +202,7 @@ run_one() {  # lib op p run
     if [ "$op" = bcast_chain ]; then
         cmd+=(bcast --chain --min-size "$MIN" --max-size "$max")
     else
-        cmd+=("$op" --min-size "$MIN" --max-size "$max" $FRESH)
+        cmd+=("$op" --min-size "$MIN" --max-size "$max" --varied $FRESH)
     fi
     log=$OUT/logs/$op-p$p-$lib-r$r
     echo "${cmd[*]}" >"$log.cmd"
