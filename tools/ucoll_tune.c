@@ -418,10 +418,17 @@ static double measure(ucoll_ctx_t *ctx, const sweep_t *s, size_t bytes, int iter
         st = call(s, n, w);
     }
     for (int i = 0; i < iters && st == UCOLL_OK; i++) {
-        if (fresh) {
+        if (fresh && s->coll != UCOLL_COLL_BARRIER) {
+            /* every rank through its call first: a rank done early (a
+             * reduce's non-root) rewrote its input beside the others'
+             * timed call, on their core where ranks outnumber cores
+             * (p = 4 on 2, reduce of 2 MiB: every row 4-5 ms, the shm
+             * row 5.1 ms where ucoll_bench --fresh, which has this
+             * barrier, measured 0.6-1.4 ms) */
+            st = ucoll_barrier(w);
             refresh(s, n, i);
         }
-        if (s->coll != UCOLL_COLL_BARRIER) {
+        if (s->coll != UCOLL_COLL_BARRIER && st == UCOLL_OK) {
             st = ucoll_barrier(w);
         }
         t0 = now();
