@@ -130,16 +130,25 @@
 #define SLICED_OVERSUB_MIN (128 * 1024)
 
 /* Smallest chunk the pipelined-to-root way cuts a vector into that a
- * quarter slot holds whole, where ranks outnumber processing units, and
- * where each has one. Measured (slowest rank, 7 alternations): with the 4
- * MiB areas of oversubscribed nodes (2 MiB slots) a reduce of 512 KiB went
- * as one chunk, with no overlap; in two of 256 KiB it took 0.92x the time
- * at p = 3 and 4, where 256 KiB in two of 128 KiB took 1.14x at p = 3
- * (0.95x at p = 4). At p = 2 (512 KiB slots), 32-128 KiB went as one
- * chunk: in chunks of 16 or 32 KiB they took 0.86-0.93x the time (8 KiB
- * chunks were slower again, 1.06-1.13x 16 KiB ones). */
-#define ROOTPIPE_SPLIT_MIN      (256 * 1024)
-#define ROOTPIPE_SPLIT_MIN_CORE (16 * 1024)
+ * quarter slot holds whole, where each rank has a processing unit.
+ * Measured (slowest rank, 7 alternations): at p = 2 (512 KiB slots),
+ * 32-128 KiB went as one chunk: in chunks of 16 or 32 KiB they took
+ * 0.86-0.93x the time (8 KiB chunks were slower again, 1.06-1.13x 16 KiB
+ * ones). */
+#define ROOTPIPE_SPLIT_MIN (16 * 1024)
+
+/* The pipelined-to-root way's chunk where ranks outnumber processing
+ * units. The model's choice among a slot and its halves (down to half the
+ * vector, 256 KiB at least) made 512 KiB to 32 MiB go in chunks of 256 KiB
+ * to 2 MiB, so the root reduced little while the others were descheduled
+ * and then all of a chunk at once. ucoll_bench reduce --fresh --varied,
+ * slowest rank, chunks of 64 KiB against the model's (medians of 4-10
+ * alternations, 2 cores): p = 3 0.53x at 256 KiB, 0.72-0.87x at 512 KiB to
+ * 2 MiB, 0.95-0.98x at 4-32 MiB; p = 4 0.89-0.97x at 256 KiB to 2 MiB,
+ * 0.91-0.93x at 4-16 MiB, 1.03x at 32 MiB; p = 8 0.98-1.07x. Chunks of
+ * 128 and 256 KiB lost at p = 4 (1.00-1.17x from 4 MiB), 32 KiB ones were
+ * alike (0.84-1.11x). */
+#define ROOTPIPE_OVERSUB_CHUNK (64 * 1024)
 
 /* op->aux: the way; op->root: the reduce's root, or -1 (pipelined: the engine's
  * form and slot stride instead, see ucoll__allreduce_shm_start). */
@@ -219,28 +228,28 @@ static double rootpipe_time(const ucoll_coll_args_t *a, int p, const ucoll_model
 /* Whether rootpipe_chunk weighs half of a chunk of ce elements after h
  * halvings: never below 8 KiB; the first two halvings of a slot always;
  * further ones while the chunk holds more than half the vector and its half
- * stays split_min bytes or more. */
-static int rootpipe_halve(int h, size_t ce, size_t es, size_t count, size_t split_min)
+ * stays ROOTPIPE_SPLIT_MIN bytes or more. */
+static int rootpipe_halve(int h, size_t ce, size_t es, size_t count)
 {
     if (ce <= 1 || ce * es < 8192) {
         return 0;
     }
-    return h < 2 || (ce > count / 2 && ce / 2 * es >= split_min);
+    return h < 2 || (ce > count / 2 && ce / 2 * es >= ROOTPIPE_SPLIT_MIN);
 }
 
 /* Elements per chunk of the pipelined-to-root way: two fit the data area;
- * the segment size when set, else the quickest under the model of a
- * slot, a half and a quarter of it (smaller chunks lost here: 64 KiB ones
- * made 1-4 MiB at p = 2 1.1-1.4x slower than 128-512 KiB ones, whose
- * times were alike but at 512 KiB, which a whole slot cut in two unequal
- * chunks), and halves of those down to half the vector while they stay
+ * the segment size when set; ROOTPIPE_OVERSUB_CHUNK where ranks outnumber
+ * processing units; else the quickest under the model of a slot, a half
+ * and a quarter of it (smaller chunks lost here: 64 KiB ones made 1-4 MiB
+ * at p = 2 1.1-1.4x slower than 128-512 KiB ones, whose times were alike
+ * but at 512 KiB, which a whole slot cut in two unequal chunks), and
+ * halves of those down to half the vector while they stay
  * ROOTPIPE_SPLIT_MIN or more; 0 where the positions of one call would run
  * out. */
 static size_t rootpipe_chunk(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
                              const ucoll_model_t *m)
 {
     size_t es = a->esize, slot = (prm->shm_data / 2) & ~(size_t)63, ce, best;
-    size_t split_min = m->wake > 0 ? ROOTPIPE_SPLIT_MIN : ROOTPIPE_SPLIT_MIN_CORE;
 
     if (slot < es || a->count == 0) {
         return 0;
@@ -248,9 +257,11 @@ static size_t rootpipe_chunk(const ucoll_coll_args_t *a, int p, const ucoll_algo
     ce = slot / es;
     if (prm->seg_size) {
         ce = UCOLL_MIN(ce, UCOLL_MAX(prm->seg_size / es, (size_t)1));
+    } else if (m->wake > 0) {
+        ce = UCOLL_MIN(ce, UCOLL_MAX((size_t)ROOTPIPE_OVERSUB_CHUNK / es, (size_t)1));
     } else {
         best = ce;
-        for (int h = 0; rootpipe_halve(h, ce, es, a->count, split_min); h++) {
+        for (int h = 0; rootpipe_halve(h, ce, es, a->count); h++) {
             ce /= 2;
             if (rootpipe_time(a, p, m, ce) < rootpipe_time(a, p, m, best)) {
                 best = ce;
