@@ -45,6 +45,8 @@ struct ucoll_comm {
     void *coll_cache;  /* sealed schedules by call shape (lib/algos/algos.c) */
     struct ucoll_shm *shm; /* shared-memory state, made at the first call that may use it
                             * (lib/progress/shm.h); NULL until then */
+    int shm_assumed;       /* selection takes shared memory as on (ucoll_info --explain's
+                            * one-node communicator: no region, nothing runs) */
     /* two-level collectives (lib/algos/hier.c): possible on this
      * communicator (members on two nodes or more, one node with two members
      * or more; the same on every member), and their state, made at the

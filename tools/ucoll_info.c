@@ -6,14 +6,19 @@
  *   ucoll_info -t   UCX transports and devices this machine would use
  *   ucoll_info -a   collective algorithms by operation
  *   ucoll_info --explain OP BYTES [-p N] [-A alpha] [-B beta] [-G gamma]
- *              [-W wake] [-S seg] [-R radix] [--net]
+ *              [-W wake] [-S seg] [-R radix] [--net] [--no-shm]
  *                   the ranking the default selection makes for one call
  *                   (float32 sum, root 0), from the same code as the
- *                   runtime, on a simulated communicator of N ranks: the
+ *                   runtime, on a simulated communicator of N ranks, with
+ *                   the parameters each algorithm would run with: the
  *                   UCOLL_* settings apply (forced algorithms, tuning file),
  *                   the flags replace the model's parameters; --net takes
  *                   the communicator as spanning nodes (the tuning file's
- *                   network model); -W > 0 as oversubscribed.
+ *                   network model); -W > 0 as oversubscribed. On one node
+ *                   the shared-memory rows are ranked as the runtime's
+ *                   communicator has them (on unless UCOLL_SHM=off, or
+ *                   --no-shm: as where the transports offer no shared
+ *                   memory).
  */
 #include "algos/algos.h"
 #include "config.h"
@@ -34,7 +39,7 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: ucoll_info [-v] [-c] [-t] [-a]\n"
                  "       ucoll_info --explain OP BYTES [-p N] [-A alpha] [-B beta] [-G gamma]\n"
-                 "                  [-W wake] [-S seg] [-R radix] [--net]\n"
+                 "                  [-W wake] [-S seg] [-R radix] [--net] [--no-shm]\n"
                  "  -v  versions of ucoll, UCX, PMIx and hwloc\n"
                  "  -c  every UCOLL_* setting with its type, default and help\n"
                  "  -t  UCX transports and devices ucoll would use on this machine\n"
@@ -110,7 +115,7 @@ static int explain(int argc, char **argv)
     ucoll_ctx_t *ctx = NULL;
     size_t bytes, *counts = NULL, *displs = NULL;
     double alpha = -1, beta = -1, gamma = -1, wake = -1;
-    int p = 4, c, rc = 2, spans = 0;
+    int p = 4, c, rc = 2, spans = 0, shm = 1;
     char *seg = NULL, *radix = NULL;
 
     if (argc < 4) {
@@ -132,6 +137,10 @@ static int explain(int argc, char **argv)
 
         if (!strcmp(o, "--net")) {
             spans = 1;
+            continue;
+        }
+        if (!strcmp(o, "--no-shm")) {
+            shm = 0;
             continue;
         }
         if (v == NULL) {
@@ -182,6 +191,9 @@ static int explain(int argc, char **argv)
         ctx->cfg.model_oversub_alpha = wake;
     }
     ctx->world->spans_nodes = spans;
+    /* one node: the runtime's communicator has its shared memory on
+     * (UCOLL_SHM=auto, the transports offering it) */
+    ctx->world->shm_assumed = !spans && shm && ctx->cfg.shm != UCOLL_SHM_MODE_OFF;
     counts = calloc((size_t)p, sizeof(size_t));
     displs = calloc((size_t)p, sizeof(size_t));
     if (counts == NULL || displs == NULL) {

@@ -442,11 +442,11 @@ static tune_t *tune_load(ucoll_ctx_t *ctx)
 /* ---- selection ---------------------------------------------------------- */
 
 /* A shared-memory row serves only where comm's shared memory is on (the
- * same on every member once its setup is over). */
+ * same on every member once its setup is over), or is taken as on. */
 static int algo_can_serve(const ucoll_algo_t *al, const ucoll_coll_args_t *a,
                           const ucoll_comm_t *comm)
 {
-    if ((al->flags & UCOLL_ALGO_SHM) && !ucoll__shm_on(comm)) {
+    if ((al->flags & UCOLL_ALGO_SHM) && !ucoll__shm_on(comm) && !comm->shm_assumed) {
         return 0;
     }
     if ((al->flags & UCOLL_ALGO_HIER) && !comm->hier_able) {
@@ -662,6 +662,10 @@ int ucoll__algo_rank(ucoll_comm_t *comm, const ucoll_coll_args_t *a, ucoll_algo_
         out[n].al = *reg;
         out[n].serves = algo_can_serve(*reg, a, comm);
         out[n].t = out[n].serves ? algo_cost(*reg, a, comm->size, &prm, &m) : 0;
+        out[n].params[0] = '\0';
+        if (out[n].serves && (*reg)->params) {
+            (*reg)->params(a, comm->size, &prm, out[n].params, sizeof(out[n].params));
+        }
     }
     qsort(out, (size_t)n, sizeof(*out), rank_cmp);
     return n;
@@ -687,13 +691,14 @@ static void explain_ranking(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
                  prm->shm_stream_adapt ? " where measured quicker" : "");
     }
     for (int i = 0; i < n; i++) {
-        char line[160];
+        char line[200];
 
         if (rk[i].serves) {
-            snprintf(line, sizeof(line), "%2d. %-16s %12.3f us%s", i + 1, rk[i].al->id,
-                     rk[i].t * 1e6, rk[i].al->cost ? "" : " (not modelled)");
+            snprintf(line, sizeof(line), "%2d. %-16s %12.3f us%s  %-24s", i + 1, rk[i].al->id,
+                     rk[i].t * 1e6, rk[i].al->cost ? "" : " (not modelled)", rk[i].params);
         } else {
-            snprintf(line, sizeof(line), "    %-16s %12s", rk[i].al->id, "cannot serve");
+            snprintf(line, sizeof(line), "    %-16s %12s     %-24s", rk[i].al->id, "cannot serve",
+                     "");
         }
         if (f) {
             fprintf(f, "  %s  %s\n", line, rk[i].al->desc ? rk[i].al->desc : "");

@@ -115,6 +115,11 @@ typedef struct ucoll_algo {
     int (*start)(ucoll_comm_t *comm, const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm,
                  ucoll_req_t *req);
     unsigned flags; /* UCOLL_ALGO_* */
+    /* The parameters the call runs with on p ranks (those prm leaves to
+     * the model: segment size, radix, way), written to buf in the tuning
+     * file's words ("seg=65536 radix=2"); NULL where the row has none. */
+    void (*params)(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm, char *buf,
+                   size_t len);
 } ucoll_algo_t;
 
 /* The row runs through the communicator's shared memory (lib/algos/shm.c):
@@ -133,6 +138,18 @@ extern const ucoll_algo_t ucoll__barrier_hier, ucoll__bcast_hier, ucoll__reduce_
 void ucoll__hier_destroy(ucoll_comm_t *comm);
 /* comm has two-level calls not yet complete. */
 int ucoll__hier_busy(const ucoll_comm_t *comm);
+
+/* ucoll_algo_t.params's words: "seg=S" when seg, "radix=R" when radix. */
+static inline void ucoll__params_words(char *buf, size_t len, size_t seg, int radix)
+{
+    if (seg && radix) {
+        snprintf(buf, len, "seg=%zu radix=%d", seg, radix);
+    } else if (seg) {
+        snprintf(buf, len, "seg=%zu", seg);
+    } else if (radix) {
+        snprintf(buf, len, "radix=%d", radix);
+    }
+}
 
 /* The registry of one operation: NULL-terminated list of algorithms. */
 const ucoll_algo_t *const *ucoll__algos(ucoll_coll_t coll);
@@ -160,6 +177,7 @@ typedef struct ucoll_algo_rank {
     const ucoll_algo_t *al;
     int serves; /* can_serve */
     double t;   /* predicted seconds (1e30: not modelled); 0 when it cannot serve */
+    char params[48]; /* the parameters it would run with (al->params), or "" */
 } ucoll_algo_rank_t;
 
 /* Every algorithm of the call's operation (at most max), ranked by the

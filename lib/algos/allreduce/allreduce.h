@@ -20,6 +20,9 @@ extern const ucoll_algo_t ucoll__allreduce_shm;
  * an allreduce, else only the root gets the result (in a->rbuf). */
 int ucoll__allreduce_shm_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
                                const ucoll_algo_params_t *prm, ucoll_req_t *req, int root);
+/* The shm row's way and chunk for the call (ucoll_algo_t.params). */
+void ucoll__allreduce_shm_params(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                                 char *buf, size_t len);
 double ucoll__allreduce_shm_cost(const ucoll_coll_args_t *a, int p,
                                  const ucoll_algo_params_t *prm, const ucoll_model_t *m);
 

@@ -139,9 +139,17 @@ static int knomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     return UCOLL_OK;
 }
 
+static void knomial_params(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                           char *buf, size_t len)
+{
+    (void)a;
+    ucoll__params_words(buf, len, 0, knomial_radix(prm, p));
+}
+
 const ucoll_algo_t ucoll__allreduce_knomial = {
     .id = "knomial",
     .desc = "radix-k recursive exchange, extra ranks folded in and out",
     .cost = knomial_cost,
     .build = knomial_build,
+    .params = knomial_params,
 };

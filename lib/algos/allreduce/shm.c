@@ -705,6 +705,22 @@ static int shm_start(ucoll_comm_t *comm, const ucoll_coll_args_t *a, const ucoll
     return ucoll__allreduce_shm_start(comm, a, prm, req, -1);
 }
 
+void ucoll__allreduce_shm_params(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                                 char *buf, size_t len)
+{
+    /* the tuning file's words (ucoll__shm_way_names) for WAY_* */
+    static const char *const names[] = {"oneshot", "sliced", "root", "pipelined"};
+    int way = shm_way(a, p, prm, &prm->model);
+    ucoll_shm_way_cfg_t w;
+
+    way_cfg(&w, a, p, prm, -1, way);
+    if (way == WAY_ONESHOT) {
+        snprintf(buf, len, "way=%s", names[way]);
+    } else {
+        snprintf(buf, len, "way=%s seg=%zu", names[way], w.chunk * a->esize);
+    }
+}
+
 const ucoll_algo_t ucoll__allreduce_shm = {
     .id = "shm",
     .desc = "through shared memory: inputs in the regions, reduced in rank order in place, "
@@ -712,4 +728,5 @@ const ucoll_algo_t ucoll__allreduce_shm = {
     .cost = ucoll__allreduce_shm_cost,
     .start = shm_start,
     .flags = UCOLL_ALGO_SHM,
+    .params = ucoll__allreduce_shm_params,
 };

@@ -198,9 +198,17 @@ out:
     return st;
 }
 
+static void sra_params(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm, char *buf,
+                       size_t len)
+{
+    (void)a;
+    ucoll__params_words(buf, len, 0, sra_radix(prm, p));
+}
+
 const ucoll_algo_t ucoll__allreduce_sra_knomial = {
     .id = "sra_knomial",
     .desc = "radix-k reduce-scatter then allgather (UCOLL_RADIX, default 4), extras folded",
     .cost = sra_cost,
     .build = sra_build,
+    .params = sra_params,
 };

@@ -130,9 +130,16 @@ static int twotree_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     return ucoll__bcast_twotree_steps(s, a->rbuf, a->count * a->esize, seg * a->esize, 0);
 }
 
+static void twotree_params(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                           char *buf, size_t len)
+{
+    ucoll__params_words(buf, len, ucoll__twotree_seg_elems(a, prm, p) * a->esize, 0);
+}
+
 const ucoll_algo_t ucoll__allreduce_twotree = {
     .id = "twotree",
     .desc = "two-tree reduce to rank 0, then two-tree broadcast, pipelined",
     .cost = twotree_cost,
     .build = twotree_build,
+    .params = twotree_params,
 };

@@ -103,9 +103,16 @@ const ucoll_algo_t ucoll__bcast_bintree = {
     .build = bintree_build,
 };
 
+static void pipe_bintree_params(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                                char *buf, size_t len)
+{
+    ucoll__params_words(buf, len, ucoll__pipeline_seg(prm, a->count * a->esize, 2 * depth(p)), 0);
+}
+
 const ucoll_algo_t ucoll__bcast_pipe_bintree = {
     .id = "pipe_bintree",
     .desc = "complete binary tree, segmented",
     .cost = pipe_bintree_cost,
     .build = pipe_bintree_build,
+    .params = pipe_bintree_params,
 };

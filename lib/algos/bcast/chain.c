@@ -63,9 +63,16 @@ const ucoll_algo_t ucoll__bcast_chain = {
     .build = chain_build,
 };
 
+static void pipeline_params(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                            char *buf, size_t len)
+{
+    ucoll__params_words(buf, len, ucoll__pipeline_seg(prm, a->count * a->esize, p - 2), 0);
+}
+
 const ucoll_algo_t ucoll__bcast_pipeline = {
     .id = "pipeline",
     .desc = "segmented chain (UCOLL_SEGMENT_SIZE, default from the model)",
     .cost = pipeline_cost,
     .build = pipeline_build,
+    .params = pipeline_params,
 };

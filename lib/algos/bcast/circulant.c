@@ -234,9 +234,16 @@ static int circulant_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     return UCOLL_OK;
 }
 
+static void circulant_params(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                             char *buf, size_t len)
+{
+    ucoll__params_words(buf, len, circulant_seg(prm, a->count * a->esize, p), 0);
+}
+
 const ucoll_algo_t ucoll__bcast_circulant = {
     .id = "circulant",
     .desc = "n blocks on a circulant graph, n - 1 + ceil(log2 p) rounds (Traff)",
     .cost = circulant_cost,
     .build = circulant_build,
+    .params = circulant_params,
 };

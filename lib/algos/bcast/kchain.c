@@ -76,9 +76,17 @@ static int kchain_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     return UCOLL_OK;
 }
 
+static void kchain_params(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                          char *buf, size_t len)
+{
+    (void)a;
+    ucoll__params_words(buf, len, 0, nchains(prm, p));
+}
+
 const ucoll_algo_t ucoll__bcast_kchain = {
     .id = "kchain",
     .desc = "k parallel chains fed by the root (UCOLL_RADIX, default sqrt(p-1))",
     .cost = kchain_cost,
     .build = kchain_build,
+    .params = kchain_params,
 };

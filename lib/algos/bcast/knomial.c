@@ -69,9 +69,18 @@ out:
     return st;
 }
 
+static void knomial_params(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                           char *buf, size_t len)
+{
+    (void)a;
+    (void)p;
+    ucoll__params_words(buf, len, 0, radix(prm));
+}
+
 const ucoll_algo_t ucoll__bcast_knomial = {
     .id = "knomial",
     .desc = "k-nomial tree (UCOLL_RADIX, default 4)",
     .cost = knomial_cost,
     .build = knomial_build,
+    .params = knomial_params,
 };

@@ -242,11 +242,20 @@ static int karytree_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     return tree_build(s, a, karytree_children, kary_k(prm), 0);
 }
 
+static void karytree_params(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                            char *buf, size_t len)
+{
+    (void)a;
+    (void)p;
+    ucoll__params_words(buf, len, 0, kary_k(prm));
+}
+
 const ucoll_algo_t ucoll__bcast_karytree = {
     .id = "karytree",
     .desc = "complete k-ary tree, level order (UCOLL_RADIX, default 3)",
     .cost = karytree_cost,
     .build = karytree_build,
+    .params = karytree_params,
 };
 
 /* ---- balanced ----------------------------------------------------------- */
@@ -268,11 +277,20 @@ static int balanced_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     return tree_build(s, a, balanced_children, balanced_k(prm), 0);
 }
 
+static void balanced_params(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                            char *buf, size_t len)
+{
+    (void)a;
+    (void)p;
+    ucoll__params_words(buf, len, 0, balanced_k(prm));
+}
+
 const ucoll_algo_t ucoll__bcast_balanced = {
     .id = "balanced",
     .desc = "tree balanced by node count, children r + i k^level (UCOLL_RADIX, default 2)",
     .cost = balanced_cost,
     .build = balanced_build,
+    .params = balanced_params,
 };
 
 /* ---- vchain --------------------------------------------------------------- */
@@ -322,11 +340,21 @@ static int kchain_opt_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     return ucoll__bcast_kchain.build(s, a, &q);
 }
 
+static void kchain_opt_params(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                              char *buf, size_t len)
+{
+    ucoll_algo_params_t q;
+
+    kopt_params(prm, p, &q);
+    ucoll__bcast_kchain.params(a, p, &q, buf, len);
+}
+
 const ucoll_algo_t ucoll__bcast_kchain_opt = {
     .id = "kchain_opt",
     .desc = "k parallel chains, k = ceil(sqrt(p-1)) always",
     .cost = kchain_opt_cost,
     .build = kchain_opt_build,
+    .params = kchain_opt_params,
 };
 
 /* ---- pipe_knomial ---------------------------------------------------------- */
@@ -375,9 +403,19 @@ static int pipe_knomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     return tree_build(s, a, knomial_children, pk_k(prm), pk_seg(prm, bytes, p, &units, &deg));
 }
 
+static void pipe_knomial_params(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                                char *buf, size_t len)
+{
+    int units, deg;
+    size_t seg = pk_seg(prm, a->count * a->esize, p, &units, &deg);
+
+    ucoll__params_words(buf, len, seg, pk_k(prm));
+}
+
 const ucoll_algo_t ucoll__bcast_pipe_knomial = {
     .id = "pipe_knomial",
     .desc = "k-nomial tree, segmented (UCOLL_RADIX, default 2; UCOLL_SEGMENT_SIZE)",
     .cost = pipe_knomial_cost,
     .build = pipe_knomial_build,
+    .params = pipe_knomial_params,
 };

@@ -287,9 +287,16 @@ static int twotree_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     return ucoll__bcast_twotree_steps(s, a->rbuf, bytes, twotree_seg(prm, bytes, p), a->root);
 }
 
+static void twotree_params(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                           char *buf, size_t len)
+{
+    ucoll__params_words(buf, len, twotree_seg(prm, a->count * a->esize, p), 0);
+}
+
 const ucoll_algo_t ucoll__bcast_twotree = {
     .id = "twotree",
     .desc = "two complementary binary trees, edge-coloured: one segment in, one out per round",
     .cost = twotree_cost,
     .build = twotree_build,
+    .params = twotree_params,
 };

@@ -70,9 +70,16 @@ static int pipeline_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     return UCOLL_OK;
 }
 
+static void pipeline_params(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                            char *buf, size_t len)
+{
+    ucoll__params_words(buf, len, ucoll__chain_seg_elems(a, prm, p) * a->esize, 0);
+}
+
 const ucoll_algo_t ucoll__reduce_pipeline = {
     .id = "pipeline",
     .desc = "segmented chain towards the root",
     .cost = ucoll__chain_reduce_cost,
     .build = pipeline_build,
+    .params = pipeline_params,
 };

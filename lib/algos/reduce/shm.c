@@ -23,4 +23,5 @@ const ucoll_algo_t ucoll__reduce_shm = {
     .cost = ucoll__allreduce_shm_cost,
     .start = shm_start,
     .flags = UCOLL_ALGO_SHM,
+    .params = ucoll__allreduce_shm_params,
 };

@@ -173,9 +173,16 @@ static int twotree_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     return ucoll__reduce_twotree_steps(s, a, ucoll__twotree_seg_elems(a, prm, p), NULL);
 }
 
+static void twotree_params(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                           char *buf, size_t len)
+{
+    ucoll__params_words(buf, len, ucoll__twotree_seg_elems(a, prm, p) * a->esize, 0);
+}
+
 const ucoll_algo_t ucoll__reduce_twotree = {
     .id = "twotree",
     .desc = "two complementary binary trees, segments alternating",
     .cost = ucoll__twotree_reduce_cost,
     .build = twotree_build,
+    .params = twotree_params,
 };
