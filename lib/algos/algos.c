@@ -55,6 +55,32 @@ void ucoll__model_default(ucoll_model_t *m)
     m->shm_alpha = MODEL_SHM_ALPHA;
 }
 
+int ucoll__radix_choose(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                        ucoll_algo_cost_t cost)
+{
+    ucoll_algo_params_t q = *prm;
+    int best = 2, kmax = UCOLL_MIN(UCOLL_RADIX_MAX, UCOLL_MAX(p, 2));
+    double best_t = 0;
+
+    if (prm->radix >= 2) {
+        return (int)prm->radix;
+    }
+    if (!(q.model.alpha > 0 && q.model.beta > 0)) {
+        ucoll__model_default(&q.model);
+    }
+    for (int k = 2; k <= kmax; k++) {
+        double t;
+
+        q.radix = (unsigned)k;
+        t = cost(a, p, &q, &q.model);
+        if (k == 2 || t < best_t) {
+            best = k;
+            best_t = t;
+        }
+    }
+    return best;
+}
+
 /* The context's model: the settings (whose defaults are the constants
  * above), with alpha raised when ranks outnumber processing units on some
  * node of the job (agreed at init, so every rank selects alike). Then

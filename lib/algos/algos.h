@@ -411,6 +411,19 @@ extern const ucoll_algo_t *const ucoll__exscan_algos[];
 /* The model parameters selection uses by default (measured on the
  * development machine: shared memory through UCX, float32 sum). */
 void ucoll__model_default(ucoll_model_t *m);
+
+/* Largest radix the k-nomial rows take from the model. */
+#define UCOLL_RADIX_MAX 8
+
+/* The radix of a k-nomial row for a call on p ranks: prm->radix when 2 or
+ * more, else the k from 2 to UCOLL_RADIX_MAX and max(p, 2) for which the
+ * row's cost (called with that radix) is least under the selection's
+ * model, the smallest on ties. Its inputs are agreed by the communicator's
+ * members, so each takes the same. */
+typedef double (*ucoll_algo_cost_t)(const ucoll_coll_args_t *a, int p,
+                                    const ucoll_algo_params_t *prm, const ucoll_model_t *m);
+int ucoll__radix_choose(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                        ucoll_algo_cost_t cost);
 /* Find an algorithm of coll by id; NULL when there is none. */
 const ucoll_algo_t *ucoll__algo_find(ucoll_coll_t coll, const char *id);
 /* Bytes of the call's vector as ALGORITHMS.md's m: count * esize for the

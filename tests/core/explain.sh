@@ -31,7 +31,15 @@ row() { echo "$1" | awk -v id="$2" '$2 == id { print; exit }'; }
 out=$("$info" --explain bcast 4m -p 4 --no-shm)
 echo "$out" | grep -q "^ *shm  *cannot serve" || { echo "$out"; echo "FAIL: --no-shm still ranks shm"; fail=1; }
 row "$out" pipeline | grep -q " seg=[0-9]" || { echo "$out"; echo "FAIL: no segment size for pipeline"; fail=1; }
-row "$out" knomial | grep -q " radix=4" || { echo "$out"; echo "FAIL: no radix for knomial"; fail=1; }
+row "$out" knomial | grep -q " radix=[2-8]" || { echo "$out"; echo "FAIL: no radix for knomial"; fail=1; }
+# the radix: the model's best per call (2 where a round costs α, more where
+# each round costs a wake-up), -R over it
+out=$("$info" --explain bcast 8 -p 8 --no-shm)
+row "$out" knomial | grep -q " radix=2" || { echo "$out"; echo "FAIL: knomial's radix, Hockney"; fail=1; }
+out=$("$info" --explain bcast 8 -p 8 --no-shm -W 2e-5)
+row "$out" knomial | grep -q " radix=[3-8]" || { echo "$out"; echo "FAIL: knomial's radix, oversubscribed"; fail=1; }
+out=$("$info" --explain bcast 8 -p 8 --no-shm -W 2e-5 -R 2)
+row "$out" knomial | grep -q " radix=2" || { echo "$out"; echo "FAIL: -R not knomial's radix"; fail=1; }
 out=$("$info" --explain bcast 4m -p 4 -S 65536 --no-shm)
 row "$out" pipeline | grep -q " seg=65536" || { echo "$out"; echo "FAIL: -S not the pipeline's segment"; fail=1; }
 out=$("$info" --explain reduce 1m -p 4)

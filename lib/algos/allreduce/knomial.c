@@ -1,22 +1,24 @@
 /*
  * Allreduce, radix-k recursive exchange.
  *
- * k = prm->radix or 4 (at least 2, at most p). p' = largest power of k
- * <= p. Fold: rank r >= p' hands its vector to its proxy (r - p') % p' and
- * waits for the result; a proxy folds its extras in, in rank order. Then
- * log_k p' steps: at step s the k ranks that differ only in base-k digit s
- * swap whole vectors, and each combines the k vectors of the group in
- * group order (v_0 op v_1 op ... op v_{k-1}), so all members hold the same
- * bits afterwards, floats included. Unfold: proxies send the result back.
+ * k = prm->radix or the model's best (ucoll__radix_choose; at least 2, at
+ * most p). p' = largest power of k <= p. Fold: rank r >= p' hands its vector to its proxy (r - p')
+ * % p' and waits for the result; a proxy folds its extras in, in rank order. Then log_k p' steps:
+ * at step s the k ranks that differ only in base-k digit s swap whole vectors, and each combines
+ * the k vectors of the group in group order (v_0 op v_1 op ... op v_{k-1}), so all members hold the
+ * same bits afterwards, floats included. Unfold: proxies send the result back.
  *
  * Cost: log_k p'·(k-1)(α + mβ + mγ), plus, when p' < p, with e = ⌈(p-p')/p'⌉
  * extras per proxy, 2e(α + mβ) + e·mγ.
  */
 #include "allreduce.h"
 
-static int knomial_radix(const ucoll_algo_params_t *prm, int p)
+static double knomial_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                           const ucoll_model_t *m);
+
+static int knomial_radix(const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm, int p)
 {
-    int k = prm->radix ? (int)prm->radix : 4;
+    int k = prm->radix ? (int)prm->radix : ucoll__radix_choose(a, p, prm, knomial_cost);
 
     k = UCOLL_MAX(k, 2);
     return UCOLL_MIN(k, UCOLL_MAX(p, 2));
@@ -38,7 +40,7 @@ static double knomial_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_p
                            const ucoll_model_t *m)
 {
     double bytes = (double)a->count * a->esize;
-    int k = knomial_radix(prm, p), d;
+    int k = knomial_radix(a, prm, p), d;
     int pp = knomial_pow(p, k, &d);
     int e = (p - pp + pp - 1) / pp;
     double t = d * (k - 1) * (m->alpha + bytes * (m->beta + m->gamma));
@@ -51,7 +53,7 @@ static int knomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank;
-    int k = knomial_radix(prm, p), d;
+    int k = knomial_radix(a, prm, p), d;
     int pp = knomial_pow(p, k, &d);
     size_t bytes = a->count * a->esize;
     char *acc = a->rbuf, *tmp;
@@ -143,7 +145,7 @@ static void knomial_params(const ucoll_coll_args_t *a, int p, const ucoll_algo_p
                            char *buf, size_t len)
 {
     (void)a;
-    ucoll__params_words(buf, len, 0, knomial_radix(prm, p));
+    ucoll__params_words(buf, len, 0, knomial_radix(a, prm, p));
 }
 
 const ucoll_algo_t ucoll__allreduce_knomial = {

@@ -1,6 +1,7 @@
 /*
- * Allreduce, scatter-reduce-allgather with radix k (k: UCOLL_RADIX,
- * default 4): Rabenseifner's algorithm with k-way instead of two-way steps.
+ * Allreduce, scatter-reduce-allgather with radix k (k: UCOLL_RADIX, else
+ * the model's best, ucoll__radix_choose): Rabenseifner's algorithm with k-way instead of two-way
+ * steps.
  *
  * Fold as in knomial: p' = the largest power of k <= p; rank r >= p' hands
  * its vector to its proxy (r - p') % p', which reduces its extras in (in
@@ -22,9 +23,12 @@
  */
 #include "allreduce.h"
 
-static int sra_radix(const ucoll_algo_params_t *prm, int p)
+static double sra_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                       const ucoll_model_t *m);
+
+static int sra_radix(const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm, int p)
 {
-    int k = prm->radix ? (int)prm->radix : 4;
+    int k = prm->radix ? (int)prm->radix : ucoll__radix_choose(a, p, prm, sra_cost);
 
     k = UCOLL_MAX(k, 2);
     return UCOLL_MIN(k, UCOLL_MAX(p, 2));
@@ -46,7 +50,7 @@ static double sra_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_param
                        const ucoll_model_t *m)
 {
     double bytes = (double)a->count * a->esize, part = bytes, t = 0;
-    int k = sra_radix(prm, p), d, pp = sra_pow(p, k, &d);
+    int k = sra_radix(a, prm, p), d, pp = sra_pow(p, k, &d);
     int e = (p - pp + pp - 1) / pp;
 
     if (p == 1) {
@@ -71,7 +75,7 @@ static int sra_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank;
-    int k = sra_radix(prm, p), d, pp = sra_pow(p, k, &d);
+    int k = sra_radix(a, prm, p), d, pp = sra_pow(p, k, &d);
     size_t bytes = a->count * a->esize, es = a->esize, *goff = NULL;
     char *acc = a->rbuf, *tmp;
     const char *src = a->sbuf;
@@ -202,12 +206,13 @@ static void sra_params(const ucoll_coll_args_t *a, int p, const ucoll_algo_param
                        size_t len)
 {
     (void)a;
-    ucoll__params_words(buf, len, 0, sra_radix(prm, p));
+    ucoll__params_words(buf, len, 0, sra_radix(a, prm, p));
 }
 
 const ucoll_algo_t ucoll__allreduce_sra_knomial = {
     .id = "sra_knomial",
-    .desc = "radix-k reduce-scatter then allgather (UCOLL_RADIX, default 4), extras folded",
+    .desc =
+        "radix-k reduce-scatter then allgather (UCOLL_RADIX, else the model's best), extras folded",
     .cost = sra_cost,
     .build = sra_build,
     .params = sra_params,

@@ -1,5 +1,5 @@
 /*
- * Barrier, k-nomial dissemination (radix k, UCOLL_RADIX, default 4).
+ * Barrier, k-nomial dissemination (radix k, UCOLL_RADIX, else the model's best).
  *
  * Round i = 0, 1, ...: with w = k^i, send an empty message to rank + j·w
  * and receive one from rank - j·w (mod p), j = 1 .. k-1, for each j·w < p.
@@ -11,9 +11,12 @@
  */
 #include "barrier.h"
 
-static int knomial_radix(const ucoll_algo_params_t *prm, int p)
+static double knomial_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                           const ucoll_model_t *m);
+
+static int knomial_radix(const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm, int p)
 {
-    int k = prm->radix ? (int)prm->radix : 4;
+    int k = prm->radix ? (int)prm->radix : ucoll__radix_choose(a, p, prm, knomial_cost);
 
     return UCOLL_MAX(2, UCOLL_MIN(k, UCOLL_MAX(p, 2)));
 }
@@ -21,7 +24,7 @@ static int knomial_radix(const ucoll_algo_params_t *prm, int p)
 static double knomial_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
                            const ucoll_model_t *m)
 {
-    int k = knomial_radix(prm, p);
+    int k = knomial_radix(a, prm, p);
 
     return ucoll__ceil_logk(p, k) * ucoll__model_fanout(m, k - 1);
 }
@@ -31,7 +34,7 @@ static int knomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
     int p = comm->size, r = comm->rank;
-    int k = knomial_radix(prm, p);
+    int k = knomial_radix(a, prm, p);
     int st;
 
     for (long long w = 1; w < p; w *= k) {
@@ -49,9 +52,16 @@ static int knomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
     return UCOLL_OK;
 }
 
+static void knomial_params(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                           char *buf, size_t len)
+{
+    ucoll__params_words(buf, len, 0, knomial_radix(a, prm, p));
+}
+
 const ucoll_algo_t ucoll__barrier_knomial = {
     .id = "knomial",
-    .desc = "radix-k dissemination (UCOLL_RADIX, default 4)",
+    .desc = "radix-k dissemination (UCOLL_RADIX, else the model's best)",
     .cost = knomial_cost,
     .build = knomial_build,
+    .params = knomial_params,
 };

@@ -1,5 +1,5 @@
 /*
- * Barrier, k-nomial tree (radix k: UCOLL_RADIX, default 4): fan-in to rank
+ * Barrier, k-nomial tree (radix k: UCOLL_RADIX, else the model's best): fan-in to rank
  * 0 along the k-nomial tree, then fan-out along it. Every rank waits for
  * all its children in one round, signals its parent, waits for the
  * release and releases its children (largest subtree first). Fewer,
@@ -11,9 +11,12 @@
  */
 #include "barrier.h"
 
-static int radix(const ucoll_algo_params_t *prm, int p)
+static double knomial_tree_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                                const ucoll_model_t *m);
+
+static int radix(const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm, int p)
 {
-    int k = prm->radix >= 2 ? (int)prm->radix : 4;
+    int k = ucoll__radix_choose(a, p, prm, knomial_tree_cost);
 
     return UCOLL_MIN(k, UCOLL_MAX(p, 2));
 }
@@ -21,7 +24,7 @@ static int radix(const ucoll_algo_params_t *prm, int p)
 static double knomial_tree_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
                                 const ucoll_model_t *m)
 {
-    int k = radix(prm, p);
+    int k = radix(a, prm, p);
 
     if (p == 1) {
         return 0;
@@ -33,7 +36,7 @@ static int knomial_tree_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
                               const ucoll_algo_params_t *prm)
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
-    int p = comm->size, r = comm->rank, k = radix(prm, p);
+    int p = comm->size, r = comm->rank, k = radix(a, prm, p);
     int parent = ucoll__knomial_parent(r, p, k), n, st = UCOLL_OK;
     int *kids;
 
@@ -69,9 +72,16 @@ out:
     return st;
 }
 
+static void knomial_tree_params(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                                char *buf, size_t len)
+{
+    ucoll__params_words(buf, len, 0, radix(a, prm, p));
+}
+
 const ucoll_algo_t ucoll__barrier_knomial_tree = {
     .id = "knomial_tree",
-    .desc = "k-nomial fan-in to rank 0, then fan-out (UCOLL_RADIX, default 4)",
+    .desc = "k-nomial fan-in to rank 0, then fan-out (UCOLL_RADIX, else the model's best)",
     .cost = knomial_tree_cost,
     .build = knomial_tree_build,
+    .params = knomial_tree_params,
 };

@@ -1,5 +1,6 @@
 /*
- * Broadcast, k-nomial tree (radix k: UCOLL_RADIX, default 4).
+ * Broadcast, k-nomial tree (radix k: UCOLL_RADIX, else the model's best,
+ * ucoll__radix_choose).
  *
  * Over sranks in base k: the parent clears the lowest non-zero digit; a
  * rank sends to the children that set one digit 1..k-1 below that digit,
@@ -10,15 +11,18 @@
  */
 #include "bcast.h"
 
-static int radix(const ucoll_algo_params_t *prm)
+static double knomial_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                           const ucoll_model_t *m);
+
+static int radix(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm)
 {
-    return prm->radix >= 2 ? (int)prm->radix : 4;
+    return ucoll__radix_choose(a, p, prm, knomial_cost);
 }
 
 static double knomial_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
                            const ucoll_model_t *m)
 {
-    int k = radix(prm), d = ucoll__ceil_logk(p, k);
+    int k = radix(a, p, prm), d = ucoll__ceil_logk(p, k);
     double mb = (double)a->count * a->esize * m->beta, t = 0;
     long stride = 1;
 
@@ -40,7 +44,7 @@ static int knomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
                          const ucoll_algo_params_t *prm)
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
-    int p = comm->size, k = radix(prm);
+    int p = comm->size, k = radix(a, p, prm);
     int sr = ucoll__srank(comm->rank, a->root, p);
     size_t bytes = a->count * a->esize;
     int *children, n, st = UCOLL_OK;
@@ -74,12 +78,12 @@ static void knomial_params(const ucoll_coll_args_t *a, int p, const ucoll_algo_p
 {
     (void)a;
     (void)p;
-    ucoll__params_words(buf, len, 0, radix(prm));
+    ucoll__params_words(buf, len, 0, radix(a, p, prm));
 }
 
 const ucoll_algo_t ucoll__bcast_knomial = {
     .id = "knomial",
-    .desc = "k-nomial tree (UCOLL_RADIX, default 4)",
+    .desc = "k-nomial tree (UCOLL_RADIX, else the model's best)",
     .cost = knomial_cost,
     .build = knomial_build,
     .params = knomial_params,

@@ -1,5 +1,5 @@
 /*
- * Reduce, k-nomial tree (radix k: UCOLL_RADIX, default 4): the mirror of
+ * Reduce, k-nomial tree (radix k: UCOLL_RADIX, else the model's best): the mirror of
  * the k-nomial broadcast over sranks. Level by level from the nearest
  * children (smallest subtrees) up, a rank receives the partial results of
  * the up to k-1 children of the level into k-1 scratch slots (reused by
@@ -15,9 +15,12 @@
  */
 #include "reduce.h"
 
-static int radix(const ucoll_algo_params_t *prm, int p)
+static double knomial_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_params_t *prm,
+                           const ucoll_model_t *m);
+
+static int radix(const ucoll_coll_args_t *a, const ucoll_algo_params_t *prm, int p)
 {
-    int k = prm->radix >= 2 ? (int)prm->radix : 4;
+    int k = ucoll__radix_choose(a, p, prm, knomial_cost);
 
     return UCOLL_MIN(k, UCOLL_MAX(p, 2));
 }
@@ -73,7 +76,7 @@ static double knomial_cost(const ucoll_coll_args_t *a, int p, const ucoll_algo_p
                            const ucoll_model_t *m)
 {
     double bytes = (double)a->count * a->esize, full[64];
-    int k = radix(prm, p);
+    int k = radix(a, prm, p);
 
     if (p == 1) {
         return 0;
@@ -90,7 +93,7 @@ static int knomial_build(ucoll_sched_t *s, const ucoll_coll_args_t *a,
                          const ucoll_algo_params_t *prm)
 {
     ucoll_comm_t *comm = ucoll__sched_comm(s);
-    int p = comm->size, k = radix(prm, p);
+    int p = comm->size, k = radix(a, prm, p);
     int sr = ucoll__srank(comm->rank, a->root, p);
     size_t bytes = a->count * a->esize;
     int *kids, *sizes, n, st = UCOLL_OK;
@@ -160,12 +163,12 @@ static void knomial_params(const ucoll_coll_args_t *a, int p, const ucoll_algo_p
                            char *buf, size_t len)
 {
     (void)a;
-    ucoll__params_words(buf, len, 0, radix(prm, p));
+    ucoll__params_words(buf, len, 0, radix(a, prm, p));
 }
 
 const ucoll_algo_t ucoll__reduce_knomial = {
     .id = "knomial",
-    .desc = "k-nomial tree, nearest level first (UCOLL_RADIX, default 4)",
+    .desc = "k-nomial tree, nearest level first (UCOLL_RADIX, else the model's best)",
     .cost = knomial_cost,
     .build = knomial_build,
     .params = knomial_params,
