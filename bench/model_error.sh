@@ -12,18 +12,18 @@
 #      parameters. It holds model lines only, no rules.
 #   2. per operation and size, one job in the default selection at debug
 #      level: the runtime's own ranking on the real communicator (rank 0's),
-#      which says which rows can serve and predicts the shared-memory rows,
-#      which ucoll_info --explain cannot (its simulated communicator has no
-#      shared memory).
+#      which says which rows can serve (ucoll_info --explain takes the
+#      shared memory of one node as on; the job says whether it is).
 #   3. per operation, algorithm of `ucoll_info -a` (less hier, which needs
 #      several nodes) and size, one ucoll_bench job forced to the algorithm
 #      (UCOLL_<OP>_ALGO), RUNS times in alternation; medians. A row that
 #      cannot serve is not run (the runtime would fall back to another).
 #   4. the prediction: UCOLL_TUNE_FILE=FILE ucoll_info --explain OP BYTES -p P,
 #      plus -W UCOLL_MODEL_OVERSUB_ALPHA when p exceeds the machine's PUs (the
-#      runtime then adds it to alpha and charges it as a wake-up); the shm
-#      rows from step 2. Where explain and the runtime's ranking disagree by
-#      more than 1% the table says so (they run the same code).
+#      runtime then adds it to alpha and charges it as a wake-up); the
+#      runtime's ranking of step 2 where explain has none. Where explain and
+#      the runtime's ranking disagree by more than 1% the table says so (they
+#      run the same code).
 #
 # Measured: ucoll_bench's max_us, the slowest rank's mean latency (OSU loop:
 # each call timed on its own, a barrier between calls). The model predicts
@@ -123,13 +123,13 @@ algos_of() {  # op -> its rows that one node can run
 }
 
 # The ranking lines of rank 0's debug log for (op, bytes): "algo us" or
-# "algo cannot".
+# "algo cannot" (a ranked line: "N. algo T us [seg=S radix=R way=W]").
 ranking_of() {  # op bytes log
     awk -v op="$1:" -v b="$2" '
         !/^ucoll\[0\] debug algos\.c:[0-9]+: / {next}
         { sub(/^ucoll\[0\] debug algos\.c:[0-9]+: /, "") }
         / bytes, p [0-9]+$/ { on = ($1 == op && $(NF - 3) == b && !seen); if (on) seen = 1; next }
-        on && /^ +[0-9]+\. / { print $2, ($4 == "us" && $5 == "") ? $3 : "unmodelled" }
+        on && /^ +[0-9]+\. / { print $2, ($4 == "us" && ($5 == "" || $5 ~ /=/)) ? $3 : "unmodelled" }
         on && / cannot serve$/ { print $1, "cannot" }' "$3"
 }
 
@@ -307,7 +307,7 @@ for r in rows:
     print(line(r))
 notes = ["measured = ucoll_bench max_us (the slowest rank's mean latency), avg_us = OSU's mean "
          "over the ranks; predicted = ucoll_info --explain with the calibrated tuning file "
-         "(* = from the runtime's debug ranking: the shm rows, which explain cannot serve); "
+         "(* = from the runtime's debug ranking, where explain has none); "
          "ratio = measured / predicted, !! above 2 or below 0.5.",
          "%d of %d rows off by more than 2x; %s s." % (len(flagged), len(rows), secs)]
 for d in disagree:

@@ -729,6 +729,11 @@ static void explain_ranking(ucoll_comm_t *comm, const ucoll_coll_args_t *a,
         if (f) {
             fprintf(f, "  %s  %s\n", line, rk[i].al->desc ? rk[i].al->desc : "");
         } else {
+            size_t n = strlen(line);
+
+            while (n > 0 && line[n - 1] == ' ') { /* the columns' padding: no description follows */
+                line[--n] = '\0';
+            }
             ucoll_debug("  %s", line);
         }
     }

@@ -53,5 +53,8 @@ echo "$out" | grep -q "^ *shm  *cannot serve" || { echo "$out"; echo "FAIL: UCOL
 # the runtime's debug log ranks the algorithms at a new call shape
 UCOLL_LOG_LEVEL=debug "$ucollrun" -n 2 --timeout 60 "$world" >"$tmp/log" 2>&1
 grep -q "^ucoll\[0\] debug.*   1\. " "$tmp/log" || { grep debug "$tmp/log" | head; echo "FAIL: no ranking in the debug log"; fail=1; }
+# its lines end where their words do (bench/model_error.sh reads them)
+grep -q "^ucoll\[0\] debug.* cannot serve$" "$tmp/log" || { grep debug "$tmp/log" | head; echo "FAIL: no 'cannot serve' line ending the debug ranking's line"; fail=1; }
+grep -q "^ucoll\[0\] debug.* $" "$tmp/log" && { grep "^ucoll\[0\] debug.* $" "$tmp/log" | head -3; echo "FAIL: trailing blanks in the debug log"; fail=1; }
 [ $fail = 0 ] && echo "ok: explain"
 exit $fail

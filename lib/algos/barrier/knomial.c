@@ -1,5 +1,6 @@
 /*
- * Barrier, k-nomial dissemination (radix k, UCOLL_RADIX, else the model's best).
+ * Barrier, k-nomial dissemination (radix k: UCOLL_RADIX, else the model's
+ * best).
  *
  * Round i = 0, 1, ...: with w = k^i, send an empty message to rank + j·w
  * and receive one from rank - j·w (mod p), j = 1 .. k-1, for each j·w < p.

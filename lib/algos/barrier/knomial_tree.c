@@ -1,10 +1,10 @@
 /*
- * Barrier, k-nomial tree (radix k: UCOLL_RADIX, else the model's best): fan-in to rank
- * 0 along the k-nomial tree, then fan-out along it. Every rank waits for
- * all its children in one round, signals its parent, waits for the
- * release and releases its children (largest subtree first). Fewer,
- * fuller rounds than the binomial tree: each round of k-1 messages costs
- * one wake-up when ranks outnumber processing units.
+ * Barrier, k-nomial tree (radix k: UCOLL_RADIX, else the model's best):
+ * fan-in to rank 0 along the k-nomial tree, then fan-out along it. Every
+ * rank waits for all its children in one round, signals its parent, waits
+ * for the release and releases its children (largest subtree first).
+ * Fewer, fuller rounds than the binomial tree: each round of k-1 messages
+ * costs one wake-up when ranks outnumber processing units.
  *
  * Cost: 2⌈log_k p⌉ rounds of k-1 messages at the root:
  * 2⌈log_k p⌉·fanout(k-1) (= 2⌈log_k p⌉(k-1)α when not oversubscribed).

@@ -1,11 +1,11 @@
 /*
- * Reduce, k-nomial tree (radix k: UCOLL_RADIX, else the model's best): the mirror of
- * the k-nomial broadcast over sranks. Level by level from the nearest
- * children (smallest subtrees) up, a rank receives the partial results of
- * the up to k-1 children of the level into k-1 scratch slots (reused by
- * the next level) and folds each into its accumulator as it arrives; once
- * every level is in, it sends the accumulator to its parent. Commutative
- * ops (every predefined op is). k = 2 is the binomial tree.
+ * Reduce, k-nomial tree (radix k: UCOLL_RADIX, else the model's best):
+ * the mirror of the k-nomial broadcast over sranks. Level by level from
+ * the nearest children (smallest subtrees) up, a rank receives the partial
+ * results of the up to k-1 children of the level into k-1 scratch slots
+ * (reused by the next level) and folds each into its accumulator as it
+ * arrives; once every level is in, it sends the accumulator to its parent.
+ * Commutative ops (every predefined op is). k = 2 is the binomial tree.
  *
  * Cost: ⌈log_k p⌉ levels, each k-1 messages at the receive port and, after
  * the last of them, its reduction: d((k-1)(α + mβ) + mγ) when p is a power
